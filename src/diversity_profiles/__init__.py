@@ -1,0 +1,3 @@
+"""diversity-profiles: diversity of generated content as curves, not one fragile scalar."""
+
+__version__ = "0.1.0"
