@@ -1,0 +1,81 @@
+"""``tree.dp``: what users do next with a profile tree.
+
+Thin by design (like xarray's own accessors): ``__init__`` only stores the tree,
+module-level functions do the work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+
+def conditions_of(tree: xr.DataTree) -> list[str]:
+    """Paths (``"representation/distance"``) of the nodes that hold profiles."""
+    return [
+        node.relative_to(tree) if node is not tree else "."
+        for node in tree.subtree
+        if "set" in node.dims and "representation" in node.attrs
+    ]
+
+
+def tidy(tree: xr.DataTree, condition: str | None = None):
+    """Long table: one row per (condition, family, set, parameter value).
+
+    Columns: ``representation, distance, family, variable, set, parameter,
+    value``. Scale-free families have ``parameter`` NaN and an empty parameter name.
+    """
+    import pandas as pd
+
+    frames = []
+    paths = conditions_of(tree) if condition is None else [condition]
+    for path in paths:
+        ds = tree[path].to_dataset()
+        for name, var in ds.data_vars.items():
+            family = var.attrs.get("family")
+            if family is None:
+                continue
+            param_dims = [d for d in var.dims if d != "set"]
+            frame = var.to_dataframe(name="value").reset_index()
+            if param_dims:
+                frame = frame.rename(columns={param_dims[0]: "parameter"})
+                frame["parameter_name"] = param_dims[0]
+            else:
+                frame["parameter"] = np.nan
+                frame["parameter_name"] = ""
+            frame["family"] = family
+            frame["variable"] = name
+            frame["representation"] = ds.attrs["representation"]
+            frame["distance"] = ds.attrs["distance"]
+            frames.append(frame)
+    columns = ["representation", "distance", "family", "variable", "set", "parameter_name",
+               "parameter", "value"]
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+@xr.register_datatree_accessor("dp")
+class DiversityProfilesAccessor:
+    """Diversity-profile helpers on an ``xarray.DataTree`` made by :func:`profiles`."""
+
+    def __init__(self, tree: xr.DataTree) -> None:
+        self._tree = tree
+
+    @property
+    def conditions(self) -> list[str]:
+        """Condition paths in the tree, e.g. ``["minilm/cosine"]``."""
+        return conditions_of(self._tree)
+
+    @property
+    def sets(self) -> list[str]:
+        """Set labels (shared by every condition)."""
+        first = self.conditions[0]
+        return [str(s) for s in self._tree[first]["set"].values]
+
+    def families(self, condition: str | None = None) -> list[str]:
+        """Families computed under ``condition`` (the first one by default)."""
+        path = condition or self.conditions[0]
+        return self._tree[path].attrs["families"].split(", ")
+
+    def to_dataframe(self, condition: str | None = None):
+        """A tidy ``pandas.DataFrame`` of every curve, ready for plotting."""
+        return tidy(self._tree, condition)

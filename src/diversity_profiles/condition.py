@@ -1,0 +1,186 @@
+"""A condition: sample sets seen through one representation and one distance.
+
+Everything a family needs is prepared here once per set (distances, the
+log-distance histogram, the kernel spectrum) so that families never repeat work
+and every set of a condition is measured with the same kernel and bandwidth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ._validation import (
+    check_distance_matrix,
+    check_pairwise_memory,
+    check_similarity_matrix,
+    one_of,
+)
+from .distances import (
+    DISTANCES,
+    distance_matrix,
+    gaussian_kernel,
+    iter_distance_blocks,
+    median_bandwidth,
+    prepare_embeddings,
+)
+from .histogram import LogDistanceHistogram
+from .scalefree import _group_duplicate_rows
+
+FUNC = "profiles"
+
+
+@dataclass
+class PreparedSet:
+    """One labelled sample set, validated, with lazily computed summaries."""
+
+    label: str
+    distance: str
+    embeddings: np.ndarray | None = None
+    given_distances: np.ndarray | None = None
+    given_similarity: np.ndarray | None = None
+    richness_tol: float = 0.0
+    _D: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n(self) -> int:
+        src = self.embeddings if self.embeddings is not None else self.given_distances
+        return int(src.shape[0])
+
+    @property
+    def D(self) -> np.ndarray:
+        """The full distance matrix (formed on first use, after a memory check)."""
+        if self._D is None:
+            if self.given_distances is not None:
+                self._D = self.given_distances
+            else:
+                check_pairwise_memory(self.n, FUNC, what=f"distances of set {self.label!r}")
+                self._D = distance_matrix(self.embeddings, self.distance)
+        return self._D
+
+    @cached_property
+    def histogram(self) -> LogDistanceHistogram:
+        hist = LogDistanceHistogram()
+        if self._D is not None or self.embeddings is None:
+            hist.add(self.D[np.triu_indices(self.n, k=1)])
+        else:  # stream blocks: energy alone never needs the n × n matrix
+            for block in iter_distance_blocks(self.embeddings, self.distance):
+                hist.add(block)
+        return hist
+
+    @cached_property
+    def richness(self) -> int:
+        if self.embeddings is not None:
+            return int(np.unique(_group_duplicate_rows(self.embeddings, self.richness_tol)).size)
+        from scipy.sparse.csgraph import connected_components
+
+        return int(connected_components(self.D <= self.richness_tol, directed=False)[0])
+
+
+def _check_label(label) -> str:
+    if not isinstance(label, str) or not label or "/" in label:
+        raise ValueError(
+            f"Set labels passed to {FUNC} must be non-empty strings without '/'. Got {label!r}."
+        )
+    return label
+
+
+def prepare_sets(
+    sets: Mapping,
+    distance: str,
+    *,
+    similarities: Mapping | None = None,
+    richness_tol: float = 0.0,
+) -> list[PreparedSet]:
+    """Validate every set of a condition and check they are comparable."""
+    one_of(distance, "distance", FUNC, DISTANCES)
+    if not isinstance(sets, Mapping) or len(sets) == 0:
+        raise ValueError(
+            f"The 'sets' argument of {FUNC} must be a non-empty dict mapping labels to arrays, "
+            f'e.g. {{"beam": X1, "human": X2}}. Got {type(sets).__name__} with '
+            f"{len(sets) if hasattr(sets, '__len__') else '?'} entries."
+        )
+    prepared = []
+    for label, values in sets.items():
+        label = _check_label(label)
+        name = f"sets[{label!r}]"
+        if distance == "precomputed":
+            D = check_distance_matrix(values, FUNC, name, min_size=2)
+            item = PreparedSet(label, distance, given_distances=D, richness_tol=richness_tol)
+        else:
+            X = prepare_embeddings(values, distance, FUNC, name)
+            if X.shape[0] < 2:
+                raise ValueError(
+                    f"The set {label!r} passed to {FUNC} has {X.shape[0]} sample(s); diversity "
+                    f"needs at least 2. Drop the set or add samples."
+                )
+            item = PreparedSet(label, distance, embeddings=X, richness_tol=richness_tol)
+        prepared.append(item)
+    dims = {p.label: p.embeddings.shape[1] for p in prepared if p.embeddings is not None}
+    if len(set(dims.values())) > 1:
+        raise ValueError(
+            f"All sets of one condition must share one representation, but their embedding "
+            f"dimensions differ: {dims}. Embed every set with the same model, or profile them "
+            f"as separate conditions and combine with dp.merge."
+        )
+    if similarities is not None:
+        missing = sorted(set(sets) - set(similarities))
+        if missing:
+            raise ValueError(
+                f"The 'similarities' argument of {FUNC} needs a matrix for every set; missing "
+                f"{missing}."
+            )
+        for item in prepared:
+            K = check_similarity_matrix(similarities[item.label], FUNC, f"similarities[{item.label!r}]")
+            if K.shape[0] != item.n:
+                raise ValueError(
+                    f"similarities[{item.label!r}] is {K.shape[0]} × {K.shape[0]} but the set has "
+                    f"{item.n} samples; they must describe the same samples."
+                )
+            item.given_similarity = K
+    return prepared
+
+
+@dataclass
+class Condition:
+    """The prepared sets of one (representation, distance) condition."""
+
+    representation: str
+    distance: str
+    sets: list[PreparedSet]
+    bandwidth: float | None = None
+    circles_method: str = "auto"
+    seed: int = 0
+    bandwidth_method: str = "median of the pooled pairwise distances"
+
+    @property
+    def labels(self) -> list[str]:
+        return [s.label for s in self.sets]
+
+    @property
+    def kernel(self) -> str:
+        """Which similarity the Vendi family uses in this condition."""
+        if self.sets[0].given_similarity is not None:
+            return "precomputed similarity"
+        return {
+            "cosine": "cosine similarity",
+            "tanimoto": "Tanimoto similarity",
+            "jaccard": "Tanimoto similarity",
+        }.get(self.distance, "gaussian")
+
+    def gaussian_bandwidth(self) -> float:
+        """Bandwidth of the Gaussian kernel, shared by every set (median heuristic)."""
+        if self.bandwidth is None:
+            self.bandwidth = median_bandwidth([s.D for s in self.sets])
+        return self.bandwidth
+
+    def similarity(self, item: PreparedSet) -> np.ndarray:
+        """The n × n similarity matrix for Vendi (not used for cosine: see the dual form)."""
+        if item.given_similarity is not None:
+            return item.given_similarity
+        if self.kernel == "Tanimoto similarity":
+            return 1.0 - item.D
+        return gaussian_kernel(item.D, self.gaussian_bandwidth())

@@ -1,0 +1,149 @@
+"""The registry of diversity families known to :func:`profiles`.
+
+Each entry says which parameter the family sweeps, on which axis it is read,
+how its default domain follows the data, and how to evaluate it on a grid from a
+prepared set. The numerics live in the family modules; this file only adapts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .condition import Condition, PreparedSet
+
+#: Variables a family returns: name -> (values, extra attributes).
+Result = dict[str, tuple[np.ndarray, dict]]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    parameter: str | None  # dimension name of the sweep; None for scale-free families
+    axis: str  # "log", "linear" or "none": how the parameter is read and compared
+    long_name: str
+    domain: Callable[[Condition, int], tuple[np.ndarray, str]] | None
+    evaluate: Callable[[Condition, PreparedSet, np.ndarray], Result]
+
+
+# --- Vendi -----------------------------------------------------------------
+
+def _q_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    """[0, inf]: 0, 1, 2 and inf, plus a log grid dense on 0.1–10 (80% of the points)."""
+    m = n_points - 2  # finite, positive orders
+    inner = int(round(0.8 * m))
+    outer = m - inner
+    grid = np.concatenate([
+        np.logspace(-2, -1, outer // 2, endpoint=False),
+        np.logspace(-1, 1, inner),
+        np.logspace(1, 2, outer - outer // 2 + 1)[1:],
+    ])
+    for exact in (1.0, 2.0):  # snap the nearest point so q = 1 and q = 2 are on the grid
+        grid[np.argmin(np.abs(np.log(grid / exact)))] = exact
+    return (
+        np.concatenate([[0.0], grid, [np.inf]]),
+        "0, inf and a log grid on [0.01, 100] with 80% of it on [0.1, 10], including 1 and 2",
+    )
+
+
+def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
+    from .vendi import _clean_spectrum, _dual_spectrum, _spectrum_of_kernel, _vendi_from_spectrum
+
+    if cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
+        raw = _dual_spectrum(item.embeddings, None, normalize=False)
+        size = max(item.embeddings.shape)
+    else:
+        raw = _spectrum_of_kernel(cond.similarity(item), None)
+        size = item.n
+    lam = _clean_spectrum(raw, f"profiles (vendi, set {item.label!r})", size)
+    return {"vendi": (_vendi_from_spectrum(lam, qs), {})}
+
+
+# --- Magnitude -------------------------------------------------------------
+
+def _t_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    from .magnitude import _magnitude_scale_range
+
+    ranges = [_magnitude_scale_range(item.D) for item in cond.sets]
+    lo = min(r[0] for r in ranges)
+    hi = max(r[1] for r in ranges)
+    if not hi > lo:
+        hi = lo * 100.0
+    return (
+        np.geomspace(lo, hi, n_points),
+        "log grid from where every set's magnitude is within 1% of 1 (normalised) to where "
+        "every set reaches 95% of its number of distinct points",
+    )
+
+
+def _magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> Result:
+    from .magnitude import _magnitude_values
+
+    return {"magnitude": (_magnitude_values(item.D, ts), {})}
+
+
+# --- Circles ---------------------------------------------------------------
+
+def _tau_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    pooled = np.concatenate([item.D[np.triu_indices(item.n, k=1)] for item in cond.sets])
+    taus = np.quantile(pooled, np.linspace(0.0, 1.0, n_points - 1))
+    return (
+        np.unique(np.concatenate([[0.0], taus])),
+        "0 and quantiles 0..1 of the pooled within-set pairwise distances",
+    )
+
+
+def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
+    from .circles import _circles_sweep
+
+    lower, upper, exact = _circles_sweep(item.D, taus, method=cond.circles_method, seed=cond.seed)
+    note = {"exact": int(exact)}
+    return {"circles": (lower, note), "circles_upper": (upper, note)}
+
+
+# --- Energy ----------------------------------------------------------------
+
+def _s_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    from .energy import _energy_scale_range
+
+    lo, hi = _energy_scale_range([item.histogram for item in cond.sets])
+    return (
+        np.geomspace(lo, hi, n_points),
+        "log grid from 0.1 / sd(log d) to where d^-s weight sits on 1% of the pairs",
+    )
+
+
+def _energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> Result:
+    from .energy import _energy_from_histogram
+
+    return {"energy": (_energy_from_histogram(item.histogram, ss), {})}
+
+
+# --- Scale-free ------------------------------------------------------------
+
+def _average_distance(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
+    if item.distance == "cosine" and item._D is None:
+        # Exact in O(n d): sum_{i != j} cos = |sum_i x_i|^2 - n for unit rows.
+        total = item.embeddings.sum(axis=0)
+        mean_cos = (float(total @ total) - item.n) / (item.n * (item.n - 1))
+        return {"average_distance": (np.asarray(1.0 - mean_cos), {})}
+    return {"average_distance": (np.asarray(item.histogram.mean_distance()), {})}
+
+
+def _richness(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
+    return {"richness": (np.asarray(item.richness), {"tolerance": item.richness_tol})}
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family("vendi", "q", "log", "Vendi score", _q_domain, _vendi),
+        Family("magnitude", "t", "log", "magnitude", _t_domain, _magnitude),
+        Family("circles", "tau", "linear", "number of circles", _tau_domain, _circles),
+        Family("energy", "s", "log", "energy", _s_domain, _energy),
+        Family("average_distance", None, "none", "average pairwise distance", None, _average_distance),
+        Family("richness", None, "none", "richness (distinct items)", None, _richness),
+    )
+}

@@ -1,0 +1,120 @@
+"""A fine histogram of log pairwise distances, filled block by block.
+
+One pass over the pairs yields, for every bin, the count and the first two
+moments of ``log d`` inside the bin. From it come, without revisiting the pairs:
+the energy for any number of exponents (``mean d^-s`` is a Laplace transform of
+the log-distance distribution), distance quantiles (the Circles grid) and the
+exact mean distance (summed separately).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Bins per factor of two in distance; the bin width in log d is ln(2) / 256 ≈ 0.0027.
+BINS_PER_OCTAVE = 256
+#: Covered distances: 2**-64 .. 2**64 relative to 1; smaller positive ones go to the first bin.
+_OCTAVES = 64
+
+
+class LogDistanceHistogram:
+    """Running summary of the positive pairwise distances of one set.
+
+    Each unordered pair is added once. Zero distances (duplicates) are counted
+    apart because their log is -inf.
+
+    Examples
+    --------
+    >>> h = LogDistanceHistogram()
+    >>> h.add(np.array([1.0, 2.0, 4.0, 0.0]))
+    >>> h.n_pairs, h.n_zero, h.mean_distance()
+    (4, 1, 1.75)
+    >>> float(np.round(h.mean_power(1.0), 6))   # mean of 1/d over positive pairs
+    0.583333
+    """
+
+    def __init__(self) -> None:
+        size = 2 * _OCTAVES * BINS_PER_OCTAVE
+        self.counts = np.zeros(size, dtype=np.int64)
+        # Moments of the offset u = log d - (bin's lower edge), kept small so the
+        # variance does not cancel.
+        self.sum_u = np.zeros(size)
+        self.sum_u2 = np.zeros(size)
+        self.n_pairs = 0
+        self.n_zero = 0
+        self.sum_d = 0.0
+        self.min_positive = np.inf
+        self.max = 0.0
+
+    @staticmethod
+    def _scale() -> float:
+        return BINS_PER_OCTAVE / np.log(2.0)
+
+    def add(self, d: np.ndarray) -> None:
+        """Add a block of distances (each unordered pair once)."""
+        d = np.asarray(d, dtype=np.float64).ravel()
+        self.n_pairs += d.size
+        self.sum_d += float(d.sum())
+        positive = d[d > 0]
+        self.n_zero += d.size - positive.size
+        if positive.size == 0:
+            return
+        self.min_positive = min(self.min_positive, float(positive.min()))
+        self.max = max(self.max, float(positive.max()))
+        position = np.log(positive) * self._scale() + _OCTAVES * BINS_PER_OCTAVE
+        np.clip(position, 0.0, self.counts.size - 1e-9, out=position)
+        index = position.astype(np.intp)
+        u = (position - index) / self._scale()
+        size = self.counts.size
+        self.counts += np.bincount(index, minlength=size)
+        self.sum_u += np.bincount(index, weights=u, minlength=size)
+        self.sum_u2 += np.bincount(index, weights=u * u, minlength=size)
+
+    def _occupied(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Occupied bins: counts, mean log d and variance of log d inside each."""
+        occ = np.flatnonzero(self.counts)
+        c = self.counts[occ].astype(np.float64)
+        mean_u = self.sum_u[occ] / c
+        var_u = np.maximum(self.sum_u2[occ] / c - mean_u**2, 0.0)
+        lower_edge = (occ - _OCTAVES * BINS_PER_OCTAVE) / self._scale()
+        return c, lower_edge + mean_u, var_u
+
+    def mean_power(self, s: np.ndarray | float) -> np.ndarray:
+        """Mean of ``d**-s`` over the positive pairs, for every ``s`` at once.
+
+        Within a bin, ``E[exp(-s x)] = exp(-s m) (1 + s^2 v / 2 + O(s^3 w^3))`` for
+        a bin of width w; w = 0.0027 keeps the neglected term below 1e-6 relative
+        for s up to about 10.
+        """
+        s = np.atleast_1d(np.asarray(s, dtype=np.float64))
+        c, m, v = self._occupied()
+        total = c.sum()
+        # Factor out the largest term so that large s neither overflows nor underflows.
+        log_terms = np.log(c)[None, :] - s[:, None] * m[None, :]
+        top = log_terms.max(axis=1, keepdims=True)
+        corr = 1.0 + 0.5 * (s[:, None] ** 2) * v[None, :]
+        out = np.exp(top[:, 0]) * np.sum(np.exp(log_terms - top) * corr, axis=1) / total
+        return out
+
+    def log_moments(self) -> tuple[float, float]:
+        """Mean and standard deviation of log d over positive pairs."""
+        c, m, v = self._occupied()
+        total = c.sum()
+        mean = float(np.dot(c, m) / total)
+        second = float(np.dot(c, v + (m - mean) ** 2) / total)
+        return mean, float(np.sqrt(second))
+
+    def quantile(self, probs: np.ndarray) -> np.ndarray:
+        """Distance quantiles over all pairs (zeros included), interpolated in log d."""
+        probs = np.asarray(probs, dtype=np.float64)
+        c, m, _ = self._occupied()
+        cum = np.concatenate([[self.n_zero], self.n_zero + np.cumsum(c)]) / self.n_pairs
+        # Interpolate the empirical CDF between bin centres (in log space).
+        log_points = np.concatenate([[m[0]], m])
+        out = np.exp(np.interp(probs, cum, log_points))
+        out[probs * self.n_pairs < self.n_zero] = 0.0
+        return out
+
+    def mean_distance(self) -> float:
+        """Exact mean over all added pairs."""
+        return self.sum_d / self.n_pairs

@@ -1,0 +1,233 @@
+"""Diversity profiles as labelled xarray trees: one node per condition.
+
+``tree["minilm/cosine"]`` holds one variable per family on its own parameter
+dimension (``vendi(set, q)``, ``magnitude(set, t)``, ``circles(set, tau)`` with
+``circles_upper``, ``energy(set, s)``) plus the scale-free ``average_distance(set)``
+and ``richness(set)``. Every set of a condition shares each grid. Attributes are
+strings and numbers only, so the tree round-trips through netCDF and zarr.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from . import __version__
+from ._validation import check_parameter, one_of
+from .condition import Condition, prepare_sets
+from .families import FAMILIES, Family
+
+FUNC = "profiles"
+_CIRCLES_METHODS = ("auto", "exact", "greedy")
+
+
+def _check_name(value, arg: str) -> str:
+    if not isinstance(value, str) or not value or "/" in value:
+        raise ValueError(
+            f"The {arg!r} argument of {FUNC} must be a non-empty string without '/' (it names "
+            f"the tree node). Got {value!r}."
+        )
+    return value
+
+
+def _resolve_families(families) -> list[Family]:
+    if families is None:
+        return list(FAMILIES.values())
+    if isinstance(families, str):
+        families = [families]
+    return [FAMILIES[one_of(f, "families", FUNC, tuple(FAMILIES))] for f in families]
+
+
+def _user_domain(family: Family, value, n_points: int) -> tuple[np.ndarray, str]:
+    """A user's domain: an explicit grid, or a (low, high) range filled with n_points."""
+    allow_inf = family.name == "vendi"
+    low = 0.0
+    low_open = family.name in ("magnitude", "energy")
+    where = f"domains[{family.name!r}]"
+    grid, _ = check_parameter(value, where, FUNC, low=low, low_open=low_open, allow_inf=allow_inf)
+    if isinstance(value, tuple) and len(value) == 2:
+        lo, hi = sorted(grid)
+        if family.axis == "log" and lo > 0 and np.isfinite(hi):
+            return np.geomspace(lo, hi, n_points), f"user range [{lo:g}, {hi:g}], log-spaced"
+        if np.isfinite(hi):
+            return np.linspace(lo, hi, n_points), f"user range [{lo:g}, {hi:g}], evenly spaced"
+    return np.unique(grid), "user grid"
+
+
+def _build_dataset(cond: Condition, fams: list[Family], domains: Mapping, n_points: int):
+    import xarray as xr
+
+    labels = cond.labels
+    data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
+    coords: dict = {"set": ("set", np.array(labels, dtype=str))}
+    for fam in fams:
+        if fam.parameter is None:
+            grid, how = np.empty(0), ""
+        elif fam.name in domains:
+            grid, how = _user_domain(fam, domains[fam.name], n_points)
+        else:
+            grid, how = fam.domain(cond, n_points)
+        per_set = [fam.evaluate(cond, item, grid) for item in cond.sets]
+        for var in per_set[0]:
+            values = np.stack([np.asarray(r[var][0]) for r in per_set])
+            attrs = {"family": fam.name, "long_name": fam.long_name, "axis_scale": fam.axis}
+            for extra in per_set:
+                for key, val in extra[var][1].items():
+                    attrs[key] = min(attrs.get(key, val), val)  # e.g. exact only if all sets were
+            dims = ("set",) if fam.parameter is None else ("set", fam.parameter)
+            data_vars[var] = (dims, values, attrs)
+        if fam.parameter is not None:
+            coords[fam.parameter] = (
+                fam.parameter,
+                grid,
+                {"domain": how, "family": fam.name, "axis_scale": fam.axis},
+            )
+    attrs = {
+        "representation": cond.representation,
+        "distance": cond.distance,
+        "kernel": cond.kernel if any(f.name == "vendi" for f in fams) else "none",
+        "families": ", ".join(f.name for f in fams),
+        "diversity_profiles_version": __version__,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
+    if attrs["kernel"] == "gaussian":
+        attrs["bandwidth"] = float(cond.gaussian_bandwidth())
+        attrs["bandwidth_method"] = cond.bandwidth_method
+    return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+
+
+def profiles(
+    sets: Mapping[str, object],
+    *,
+    representation: str,
+    distance: str,
+    families: Sequence[str] | str | None = None,
+    domains: Mapping[str, object] | None = None,
+    n_points: int = 100,
+    similarities: Mapping[str, object] | None = None,
+    bandwidth: float | None = None,
+    circles_method: str = "auto",
+    richness_tol: float = 0.0,
+    seed: int = 0,
+):
+    """Diversity profiles of several sample sets under one condition.
+
+    Parameters
+    ----------
+    sets : dict of str to array_like
+        Labels mapped to embeddings (n_i × d arrays; binary fingerprints for
+        ``"tanimoto"``), or to n_i × n_i distance matrices when
+        ``distance="precomputed"``. Every set needs at least 2 samples.
+    representation : str
+        Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
+        of the tree path.
+    distance : {"euclidean", "cosine", "tanimoto", "jaccard", "precomputed"}
+        Distance between samples. Vendi uses the matching similarity: cosine
+        similarity, Tanimoto similarity, or a Gaussian kernel of the distance
+        (euclidean, precomputed) whose bandwidth is recorded.
+    families : list of str, optional
+        Subset of ``"vendi"``, ``"magnitude"``, ``"circles"``, ``"energy"``,
+        ``"average_distance"``, ``"richness"``; all by default.
+    domains : dict, optional
+        Per family, an explicit grid (array) or a ``(low, high)`` range filled
+        with ``n_points``. Default domains follow the pooled data of the condition.
+    n_points : int, default 100
+        Grid size of each default domain.
+    similarities : dict of str to array_like, optional
+        Precomputed similarity matrices (unit diagonal, PSD) for Vendi, one per set.
+    bandwidth : float, optional
+        Gaussian kernel bandwidth; median of the pooled distances by default.
+    circles_method : {"auto", "exact", "greedy"}
+        Passed to :func:`circles`; both bounds are stored.
+    richness_tol : float, default 0
+        Rows closer than this (max-abs) are the same item for richness.
+    seed : int, default 0
+        Seed of the randomised parts (Circles tie-breaking).
+
+    Returns
+    -------
+    xarray.DataTree
+        One node ``"{representation}/{distance}"`` holding the profiles.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tree = profiles({"A": [[1.], [2.], [3.]], "B": [[0.], [4.]]},
+    ...                 representation="line", distance="euclidean",
+    ...                 families=["richness", "average_distance"])
+    >>> ds = tree["line/euclidean"].to_dataset()
+    >>> ds["richness"].values.tolist(), ds["average_distance"].values.round(4).tolist()
+    ([3, 2], [1.3333, 4.0])
+    """
+    import xarray as xr
+
+    representation = _check_name(representation, "representation")
+    one_of(circles_method, "circles_method", FUNC, _CIRCLES_METHODS)
+    if not isinstance(n_points, (int, np.integer)) or n_points < 5:
+        raise ValueError(f"The 'n_points' argument of {FUNC} must be an int >= 5. Got {n_points!r}.")
+    fams = _resolve_families(families)
+    domains = dict(domains or {})
+    for name in domains:
+        one_of(name, "domains key", FUNC, tuple(f.name for f in fams if f.parameter))
+    if bandwidth is not None:
+        check_parameter(bandwidth, "bandwidth", FUNC, low=0.0, low_open=True)
+    prepared = prepare_sets(sets, distance, similarities=similarities, richness_tol=richness_tol)
+    cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
+    if bandwidth is not None:
+        cond.bandwidth_method = "given by the user"
+    ds = _build_dataset(cond, fams, domains, int(n_points))
+    return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
+
+
+def merge(trees: Sequence) -> object:
+    """Merge profile trees of the same sets under other conditions into one tree.
+
+    Parameters
+    ----------
+    trees : sequence of xarray.DataTree
+        Results of :func:`profiles`. Condition paths must not repeat, and every
+        condition must hold the same set labels.
+
+    Returns
+    -------
+    xarray.DataTree
+
+    Examples
+    --------
+    >>> a = profiles({"A": [[0.], [1.]], "B": [[0.], [2.]]}, representation="x",
+    ...              distance="euclidean", families="richness")
+    >>> b = profiles({"A": [[0.], [1.]], "B": [[0.], [2.]]}, representation="x",
+    ...              distance="cosine", families="richness")
+    >>> sorted(merge([a, b]).dp.conditions)
+    ['x/cosine', 'x/euclidean']
+    """
+    import xarray as xr
+
+    from .accessor import conditions_of
+
+    if isinstance(trees, xr.DataTree) or len(trees) == 0:
+        raise ValueError("The 'trees' argument of merge must be a non-empty list of DataTrees.")
+    nodes: dict = {}
+    reference_sets = None
+    for k, tree in enumerate(trees):
+        if not isinstance(tree, xr.DataTree):
+            raise TypeError(f"trees[{k}] passed to merge is a {type(tree).__name__}, not a DataTree.")
+        for path in conditions_of(tree):
+            if path in nodes:
+                raise ValueError(
+                    f"The condition {path!r} appears in more than one tree passed to merge; "
+                    f"drop one of them or give a distinct representation name."
+                )
+            ds = tree[path].to_dataset()
+            labels = list(ds["set"].values)
+            if reference_sets is None:
+                reference_sets = labels
+            elif sorted(labels) != sorted(reference_sets):
+                raise ValueError(
+                    f"merge combines conditions of the same sets, but {path!r} holds sets "
+                    f"{labels} while earlier conditions hold {reference_sets}."
+                )
+            nodes[path] = ds
+    return xr.DataTree.from_dict(nodes)
