@@ -70,7 +70,7 @@ def check_symmetric(arr: np.ndarray, name: str, func: str) -> None:
         i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
         raise ValueError(
             f"The {name!r} argument of {func} must be symmetric. Entry ({i}, {j}) is "
-            f"{arr[i, j]!r} but ({j}, {i}) is {arr[j, i]!r}. Symmetrise it, e.g. (M + M.T) / 2, "
+            f"{float(arr[i, j])!r} but ({j}, {i}) is {float(arr[j, i])!r}. Symmetrise it, e.g. (M + M.T) / 2, "
             f"if the difference is round-off."
         )
 
@@ -83,7 +83,7 @@ def check_distance_matrix(D, func: str, name: str = "D", *, min_size: int = 1) -
         idx = _first_bad_index(D < 0)
         raise ValueError(
             f"The {name!r} argument of {func} must hold non-negative distances. "
-            f"Got {D[idx]!r} at index {idx}."
+            f"Got {float(D[idx])!r} at index {idx}."
         )
     check_symmetric(D, name, func)
     diag = np.abs(np.diagonal(D))
@@ -91,7 +91,7 @@ def check_distance_matrix(D, func: str, name: str = "D", *, min_size: int = 1) -
         i = int(np.argmax(diag))
         raise ValueError(
             f"The {name!r} argument of {func} must have a zero diagonal (a point is at "
-            f"distance 0 from itself). Got D[{i}, {i}] = {D[i, i]!r}."
+            f"distance 0 from itself). Got D[{i}, {i}] = {float(D[i, i])!r}."
         )
     return D
 
@@ -107,7 +107,7 @@ def check_similarity_matrix(K, func: str, name: str = "K") -> np.ndarray:
         i = int(np.argmax(off))
         raise ValueError(
             f"The {name!r} argument of {func} must have a unit diagonal (each sample is "
-            f"fully similar to itself). Got {name}[{i}, {i}] = {diag[i]!r}. Normalise it with "
+            f"fully similar to itself). Got {name}[{i}, {i}] = {float(diag[i])!r}. Normalise it with "
             f"K / sqrt(outer(diag(K), diag(K)))."
         )
     return K
@@ -142,7 +142,7 @@ def check_parameter(
     if not allow_inf:
         bad |= np.isinf(flat)
     if bad.any():
-        got = flat[bad][0]
+        got = float(flat[bad][0])
         raise ValueError(
             f"The {name!r} parameter of {func} must be in {interval}. Got {got!r} instead."
         )
@@ -162,7 +162,7 @@ def check_weights(weights, n: int, func: str) -> np.ndarray | None:
     if (w < 0).any() or w.sum() <= 0:
         raise ValueError(
             f"The 'weights' argument of {func} must be non-negative with a positive sum. "
-            f"Got min {w.min()!r} and sum {w.sum()!r}."
+            f"Got min {float(w.min())!r} and sum {float(w.sum())!r}."
         )
     return w / w.sum()
 

@@ -42,9 +42,9 @@ def _clean_spectrum(eigenvalues: np.ndarray, func: str, size: int) -> np.ndarray
     most_negative = float(lam.min())
     if most_negative < -PSD_TOL * lam_max:
         raise ValueError(
-            f"The similarity passed to {func} is not positive semidefinite: its most negative "
-            f"eigenvalue is {most_negative:.3g} (relative {most_negative / lam_max:.3g}, tolerance "
-            f"{PSD_TOL:g}). Use a PSD kernel (cosine, Tanimoto, Gaussian), or project K onto the "
+            f"The similarity passed to {func} is not positive semidefinite: the most negative "
+            f"eigenvalue of K/n is {most_negative:.3g} (relative to the largest "
+            f"{most_negative / lam_max:.3g}, tolerance {PSD_TOL:g}). Use a PSD kernel (cosine, Tanimoto, Gaussian), or project K onto the "
             f"PSD cone by clipping its negative eigenvalues."
         )
     lam = lam[lam > _rank_cutoff(lam_max, size)]
@@ -75,7 +75,9 @@ def _hill_log(lam: np.ndarray, q: float) -> float:
 
 def _vendi_from_spectrum(lam: np.ndarray, qs: np.ndarray) -> np.ndarray:
     """Vendi scores at orders ``qs`` from a cleaned, normalised spectrum."""
-    return np.exp([_hill_log(lam, float(q)) for q in qs])
+    out = np.exp([_hill_log(lam, float(q)) for q in qs])
+    out[qs == 0] = lam.size  # the rank, exactly (exp(log k) can be off by an ulp)
+    return out
 
 
 def _spectrum_of_kernel(K: np.ndarray, p: np.ndarray | None) -> np.ndarray:
