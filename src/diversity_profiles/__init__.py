@@ -17,27 +17,37 @@ import sys
 
 __version__ = "0.1.0"
 
-_PUBLIC = {
-    "vendi_score": "vendi",
-    "vendi_score_dual": "vendi",
-    "magnitude": "magnitude",
-    "circles": "circles",
-    "energy": "energy",
-    "CoincidentPointsWarning": "energy",
-    "average_distance": "scalefree",
-    "richness": "scalefree",
-    "pairwise_distances": "distances",
-    "profiles": "profiles",
-    "merge": "profiles",
-    "FAMILIES": "families",
-}
-__all__ = [*_PUBLIC, "__version__"]
+# Family modules import only numpy at load time (scipy inside functions), so they
+# load eagerly: a function named like its module (energy, magnitude, circles) must
+# be bound here, or importing the submodule would shadow it with the module.
+from .circles import circles
+from .distances import pairwise_distances
+from .energy import CoincidentPointsWarning, energy
+from .scalefree import average_distance, richness
+from .vendi import vendi_score, vendi_score_dual
+
+# The profile layer needs xarray (slow to import): loaded on first use.
+_LAZY = {"profiles": "profiles", "merge": "profiles", "FAMILIES": "families"}
+
+__all__ = [
+    "FAMILIES",
+    "CoincidentPointsWarning",
+    "__version__",
+    "average_distance",
+    "circles",
+    "energy",
+    "merge",
+    "pairwise_distances",
+    "profiles",
+    "richness",
+    "vendi_score",
+    "vendi_score_dual",
+]
 
 
 def __getattr__(name: str):
-    if name in _PUBLIC:
-        module = importlib.import_module(f".{_PUBLIC[name]}", __name__)
-        value = getattr(module, name)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'diversity_profiles' has no attribute {name!r}")

@@ -95,13 +95,14 @@ def _energy_scale_range(hists: list[LogDistanceHistogram]) -> tuple[float, float
     ``log(-E(s))`` is the cumulant generating function of ``-log d``: it starts
     linear with slope ``-mean(log d)`` and bends once ``s`` reaches about one over
     the spread of ``log d``; it is linear again (only the closest pair matters)
-    once the weights ``d^-s`` concentrate on a handful of pairs. The range runs
-    from a tenth of the first scale to where the effective number of pairs
-    carrying the weight drops to 1% of the pairs (or 10 pairs).
+    once the weights ``d^-s`` concentrate on a handful of pairs. The range starts
+    where ``s * max(|mean log d|, sd log d) = 0.1`` (the energy is still within
+    about 10% of -1, its value at s = 0) and ends where the effective number of
+    pairs carrying the weight drops to 1% of the pairs (or 10 pairs).
     """
-    spreads = [h.log_moments()[1] for h in hists if h.n_pairs > h.n_zero]
-    spread = max(max(spreads, default=1.0), 1e-3)
-    s_lo = 0.1 / spread
+    moments = [h.log_moments() for h in hists if h.n_pairs > h.n_zero]
+    scale = max([max(abs(mean), sd) for mean, sd in moments] + [1e-3])
+    s_lo = 0.1 / scale
     s_hi = s_lo * 10
     for h in hists:
         if h.n_pairs == h.n_zero:
