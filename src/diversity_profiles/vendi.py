@@ -90,7 +90,7 @@ def _spectrum_of_kernel(K: np.ndarray, p: np.ndarray | None) -> np.ndarray:
     else:
         root = np.sqrt(p)
         A = K * root[:, None] * root[None, :]
-    return eigvalsh(A, overwrite_a=True, check_finite=False, driver="evr")
+    return eigvalsh(A, overwrite_a=True, check_finite=False, driver="evd")
 
 
 def _finish(values: np.ndarray, scalar: bool):
@@ -158,34 +158,53 @@ def vendi_score(K: ArrayLike, q: ArrayLike = 1.0, *, weights: ArrayLike | None =
     return _finish(out if scalar else out.reshape(np.shape(q)), scalar)
 
 
+def _scaled_blocks(X: np.ndarray, root_w: np.ndarray, normalize: bool):
+    """Row blocks of X, each row scaled by sqrt(w_i) (and 1/|x_i| when normalising)."""
+    work_dtype = np.float32 if X.dtype == np.float32 else np.float64
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        B = np.asarray(X[start : start + _BLOCK_ROWS], dtype=work_dtype)
+        scale = root_w[start : start + _BLOCK_ROWS]
+        if normalize:
+            norms = np.sqrt(np.einsum("ij,ij->i", B, B))
+            if not norms.all():
+                row = start + int(np.flatnonzero(norms == 0)[0])
+                raise ValueError(
+                    f"The 'X' argument of vendi_score_dual has an all-zero row (row {row}); "
+                    f"cosine similarity is undefined for it. Drop such rows or pass "
+                    f"normalize=False for the linear kernel."
+                )
+            scale = scale / norms
+        yield B * scale.astype(work_dtype)[:, None]
+
+
 def _dual_spectrum(X: np.ndarray, p: np.ndarray | None, normalize: bool) -> np.ndarray:
-    """Nonzero eigenvalues of the (weighted) linear kernel of X, trace-normalised.
+    """Nonzero eigenvalues of the (weighted) linear kernel of X.
 
     Uses the d × d matrix sum_i w_i x_i x_i^T (w_i = p_i or 1/n) when d < n, the
-    n × n Gram matrix otherwise; both share their nonzero eigenvalues. The d × d
-    product is accumulated in row blocks so normalised rows are never copied in full.
+    n × n Gram matrix otherwise; both share their nonzero eigenvalues. Rows are
+    scaled one cache-sized block at a time, so the cost stays close to the bare
+    X^T X product. Non-finite input shows up as a non-finite product and is
+    located only then, sparing a pass over X.
     """
     from scipy.linalg import eigvalsh
 
     n, d = X.shape
-    work_dtype = np.float32 if X.dtype == np.float32 else np.float64
-    w = np.full(n, 1.0 / n) if p is None else p
-    if normalize:
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-        scale = np.sqrt(w) / norms
-    else:
-        scale = np.sqrt(w)
-    if d < n:
-        C = np.zeros((d, d))
-        for start in range(0, n, _BLOCK_ROWS):
-            block = X[start : start + _BLOCK_ROWS]
-            s = scale[start : start + _BLOCK_ROWS].astype(work_dtype)
-            B = np.asarray(block, dtype=work_dtype) * s[:, None]
-            C += B.T @ B
-    else:
-        B = np.asarray(X, dtype=np.float64) * scale[:, None]
-        C = B @ B.T
-    return eigvalsh(C, overwrite_a=True, check_finite=False, driver="evr")
+    root_w = np.sqrt(np.full(n, 1.0 / n) if p is None else p)
+    with np.errstate(all="ignore"):  # inf/NaN input is reported below, with its location
+        if d < n:
+            C = np.zeros((d, d))
+            for B in _scaled_blocks(X, root_w, normalize):
+                C += B.T @ B
+        else:
+            B = np.concatenate(list(_scaled_blocks(X, root_w, normalize))).astype(np.float64)
+            C = B @ B.T
+    if not np.isfinite(C).all():
+        as_finite_array(X, "X", "vendi_score_dual")  # names the first bad entry
+        raise ValueError(
+            "vendi_score_dual: the embeddings overflow when multiplied; rescale X (e.g. divide "
+            "by its largest absolute value)."
+        )
+    return eigvalsh(C, overwrite_a=True, check_finite=False, driver="evd")
 
 
 def vendi_score_dual(
@@ -235,26 +254,14 @@ def vendi_score_dual(
     func = "vendi_score_dual"
     qs, scalar = check_parameter(q, "q", func, low=0.0, allow_inf=True)
     arr = np.asarray(X)
-    if arr.dtype != np.float32:
-        arr = as_finite_array(X, "X", func, ndim=2)
-    else:
-        as_finite_array(arr[:0], "X", func, ndim=2)  # shape check without a float64 copy
-        if not np.isfinite(arr).all():
-            as_finite_array(arr, "X", func)  # raises with the location of the bad value
-    n, d = arr.shape
-    if n == 0 or d == 0:
+    if arr.dtype not in (np.float32, np.float64):
+        arr = as_finite_array(arr, "X", func, ndim=2)
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(
-            f"The 'X' argument of {func} must have at least one sample and one feature. "
-            f"Got shape {arr.shape}."
+            f"The 'X' argument of {func} must be a 2-D array (n samples × d features) with at "
+            f"least one sample and one feature. Got shape {arr.shape}."
         )
-    if normalize:
-        zero = np.flatnonzero(~np.any(arr != 0, axis=1))
-        if zero.size:
-            raise ValueError(
-                f"The 'X' argument of {func} has {zero.size} all-zero row(s) (first: row "
-                f"{zero[0]}); cosine similarity is undefined for them. Drop them or pass "
-                f"normalize=False for the linear kernel."
-            )
+    n, d = arr.shape
     p = check_weights(weights, n, func)
     lam = _clean_spectrum(_dual_spectrum(arr, p, normalize), func, max(n, d) if d < n else n)
     out = _vendi_from_spectrum(lam, qs)
