@@ -26,6 +26,7 @@ class Family:
     long_name: str
     domain: Callable[[Condition, int], tuple[np.ndarray, str]] | None
     evaluate: Callable[[Condition, PreparedSet, np.ndarray], Result]
+    step: bool = False  # an integer step function of its parameter (compared without interpolation)
 
 
 # --- Vendi -----------------------------------------------------------------
@@ -141,7 +142,7 @@ FAMILIES: dict[str, Family] = {
     for f in (
         Family("vendi", "q", "log", "Vendi score", _q_domain, _vendi),
         Family("magnitude", "t", "log", "magnitude", _t_domain, _magnitude),
-        Family("circles", "tau", "linear", "number of circles", _tau_domain, _circles),
+        Family("circles", "tau", "linear", "number of circles", _tau_domain, _circles, step=True),
         Family("energy", "s", "log", "energy", _s_domain, _energy),
         Family("average_distance", None, "none", "average pairwise distance", None, _average_distance),
         Family("richness", None, "none", "richness (distinct items)", None, _richness),

@@ -1,0 +1,142 @@
+"""The dominance rule: how two curves on one grid are compared. Specified once.
+
+This module is the single definition of a verdict; the browser widget
+re-implements exactly these steps and is tested against fixtures generated here.
+
+For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
+
+1. **Ties.** Point k is a tie when ``|a_k - b_k| <= atol + rtol * max(|a_k|, |b_k|)``
+   (both infinite with the same sign is a tie too). Otherwise its sign is
+   ``s_k = sign(a_k - b_k)``; ties have ``s_k = 0``.
+2. **Verdict.** All ties: ``"tied"``. No negative sign: ``"dominates"`` (A ≥ B
+   everywhere and ahead somewhere). No positive sign: ``"dominated"``. Both:
+   ``"crosses"``.
+3. **Crossings.** Walk the nonzero signs in order; each change of sign between
+   points i < j (only ties in between) is one crossing, located in the family's
+   axis coordinate u (log theta for log axes, theta otherwise):
+   ties in between → the middle of the tied run (``(u_{i+1} + u_{j-1}) / 2``);
+   step functions → the middle ``(u_i + u_j) / 2``; otherwise the root of the
+   straight line through ``(u_i, a_i - b_i)`` and ``(u_j, a_j - b_j)``. An end at
+   theta = 0 on a log axis is interpolated in theta; an end at theta = inf
+   puts the crossing at the last finite point.
+4. **Share ahead.** The share of the domain's length along u on which A is
+   ahead. Step functions hold their left value on ``[theta_k, theta_{k+1})``;
+   continuous curves take the share of each interval where the straight line
+   between the (tie-zeroed) differences is positive. Intervals whose ends are
+   not finite in u (q = 0 or q = inf on a log axis) have no length. With no
+   length at all (one point, scale-free families) the share is 1 if A is
+   ahead at the points and 0 otherwise (the fraction of points ahead).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+VERDICTS = ("dominates", "dominated", "tied", "crosses")
+#: Default tolerances of a tie: relative and absolute.
+RTOL = 1e-6
+ATOL = 1e-12
+
+
+def signs(a: np.ndarray, b: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
+    """Step 1: +1 where A is ahead, -1 where B is, 0 at ties.
+
+    >>> signs(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0])).tolist()
+    [0, -1, 1]
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        diff = a - b
+        scale = np.maximum(np.abs(a), np.abs(b))
+        tie = np.abs(diff) <= atol + rtol * scale
+    tie |= (a == b)  # equal infinities
+    both_inf = np.isinf(a) & np.isinf(b) & (a != b)
+    out = np.where(tie, 0, np.sign(np.where(both_inf, a, diff)))
+    return out.astype(np.int8)
+
+
+def verdict_of(s: np.ndarray) -> str:
+    """Step 2: the verdict from the signs."""
+    ahead, behind = bool((s > 0).any()), bool((s < 0).any())
+    if ahead and behind:
+        return "crosses"
+    if ahead:
+        return "dominates"
+    if behind:
+        return "dominated"
+    return "tied"
+
+
+def axis_coordinate(theta: np.ndarray, axis: str) -> np.ndarray:
+    """u = log(theta) on log axes (-inf at 0, inf at inf), theta otherwise."""
+    theta = np.asarray(theta, dtype=np.float64)
+    if axis != "log":
+        return theta.copy()
+    with np.errstate(divide="ignore"):
+        return np.log(theta)
+
+
+def _from_u(u: float, axis: str) -> float:
+    return float(np.exp(u)) if axis == "log" else float(u)
+
+
+def crossings(
+    theta: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray, axis: str, step: bool
+) -> list[float]:
+    """Step 3: parameter values where the leading curve changes."""
+    theta = np.asarray(theta, dtype=np.float64)
+    u = axis_coordinate(theta, axis)
+    nonzero = np.flatnonzero(s)
+    out = []
+    for i, j in zip(nonzero[:-1], nonzero[1:]):
+        if s[i] == s[j]:
+            continue
+        if j > i + 1:  # a tied run separates them: the crossing is that run
+            lo, hi = i + 1, j - 1
+            out.append(_midpoint(theta, u, lo, hi, axis))
+        elif step:
+            out.append(_midpoint(theta, u, i, j, axis))
+        else:
+            di, dj = float(a[i] - b[i]), float(a[j] - b[j])
+            r = di / (di - dj) if np.isfinite(di - dj) and di != dj else 0.5
+            if np.isinf(theta[j]):
+                out.append(float(theta[i]))
+            elif not np.isfinite(u[i]):  # theta = 0 on a log axis: interpolate in theta
+                out.append(float(theta[i] + r * (theta[j] - theta[i])))
+            else:
+                out.append(_from_u(u[i] + r * (u[j] - u[i]), axis))
+    return out
+
+
+def _midpoint(theta: np.ndarray, u: np.ndarray, i: int, j: int, axis: str) -> float:
+    if np.isinf(theta[j]):
+        return float(theta[i]) if np.isfinite(theta[i]) else float(theta[j])
+    if not (np.isfinite(u[i]) and np.isfinite(u[j])):
+        return float((theta[i] + theta[j]) / 2)
+    return _from_u((u[i] + u[j]) / 2, axis)
+
+
+def share_ahead(
+    theta: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray, axis: str, step: bool
+) -> float:
+    """Step 4: share of the domain (along u) on which A is ahead."""
+    u = axis_coordinate(theta, axis)
+    if u.size < 2:
+        return float((s > 0).mean()) if s.size else 0.0
+    with np.errstate(invalid="ignore"):
+        d = np.where(s == 0, 0.0, np.asarray(a, float) - np.asarray(b, float))
+    d = np.where(np.isinf(d), np.sign(d), d)  # only the sign of an infinite gap matters
+    length = np.diff(u)
+    usable = np.isfinite(length)
+    if not usable.any():
+        return float((s > 0).mean())
+    if step:
+        frac = (s[:-1] > 0).astype(np.float64)
+    else:
+        d0, d1 = d[:-1], d[1:]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            root = np.clip(d0 / (d0 - d1), 0.0, 1.0)
+        frac = np.where((d0 > 0) & (d1 > 0), 1.0,
+                        np.where((d0 <= 0) & (d1 <= 0), 0.0, np.where(d0 > 0, root, 1.0 - root)))
+    return float(np.sum(frac[usable] * length[usable]) / np.sum(length[usable]))
