@@ -169,7 +169,7 @@ def compare(
     ...                    families=["richness", "average_distance", "circles"],
     ...                    domains={"circles": [0.5, 1.5, 2.5, 3.5]})
     >>> res = compare(tree)["line/euclidean"]
-    >>> dict(zip(res.family.values, res.verdict.sel(set_a="A", set_b="B").values))
+    >>> dict(zip(res.family.values.tolist(), res.verdict.sel(set_a="A", set_b="B").values.tolist()))
     {'circles': 'crosses', 'average_distance': 'dominated', 'richness': 'dominates'}
     >>> float(res.crossings.sel(set_a="A", set_b="B", family="circles", crossing=0))
     1.5
