@@ -27,7 +27,12 @@ from .scalefree import average_distance, richness
 from .vendi import vendi_score, vendi_score_dual
 
 # The profile layer needs xarray (slow to import): loaded on first use.
-_LAZY = {"profiles": "profiles", "merge": "profiles", "FAMILIES": "families"}
+_LAZY = {
+    "profiles": "profiles",
+    "merge": "profiles",
+    "compare": "compare",
+    "FAMILIES": "families",
+}
 
 __all__ = [
     "FAMILIES",
@@ -35,6 +40,7 @@ __all__ = [
     "__version__",
     "average_distance",
     "circles",
+    "compare",
     "energy",
     "merge",
     "pairwise_distances",

@@ -49,8 +49,8 @@ def signs(a: np.ndarray, b: np.ndarray, rtol: float = RTOL, atol: float = ATOL) 
     with np.errstate(invalid="ignore"):
         diff = a - b
         scale = np.maximum(np.abs(a), np.abs(b))
-        tie = np.abs(diff) <= atol + rtol * scale
-    tie |= (a == b)  # equal infinities
+        tie = (np.abs(diff) <= atol + rtol * scale) & np.isfinite(scale)
+    tie |= a == b  # equal infinities
     both_inf = np.isinf(a) & np.isinf(b) & (a != b)
     out = np.where(tie, 0, np.sign(np.where(both_inf, a, diff)))
     return out.astype(np.int8)
