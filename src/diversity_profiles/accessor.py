@@ -53,6 +53,15 @@ def tidy(tree: xr.DataTree, condition: str | None = None):
     return pd.concat(frames, ignore_index=True)[columns]
 
 
+def comparison_paths(tree: xr.DataTree) -> list[str]:
+    """Paths of the nodes that hold comparison results."""
+    return [
+        node.relative_to(tree) if node is not tree else "."
+        for node in tree.subtree
+        if "verdict" in node.data_vars
+    ]
+
+
 @xr.register_datatree_accessor("dp")
 class DiversityProfilesAccessor:
     """Diversity-profile helpers on an ``xarray.DataTree`` made by :func:`profiles`."""
@@ -79,3 +88,16 @@ class DiversityProfilesAccessor:
     def to_dataframe(self, condition: str | None = None):
         """A tidy ``pandas.DataFrame`` of every curve, ready for plotting."""
         return tidy(self._tree, condition)
+
+    def compare(self, **kwargs) -> xr.DataTree:
+        """Verdicts for every pair of sets: see :func:`diversity_profiles.compare`."""
+        from .compare import compare
+
+        return compare(self._tree, **kwargs)
+
+    def summary(self, **kwargs) -> str:
+        """Markdown conclusions with their conditions (compares first if needed)."""
+        from .summary import summary
+
+        tree = self._tree if comparison_paths(self._tree) else self.compare(**kwargs)
+        return summary(tree)

@@ -122,8 +122,10 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
         [[_agreement(list(verdicts[i, j])) if i != j else "tied" for j in range(S)] for i in range(S)]
     )
     dims = ("set_a", "set_b", "family")
+    sizes = ds["n_samples"].values if "n_samples" in ds else np.full(S, -1)
     return xr.Dataset(
         {
+            "n_samples": (("set_a",), sizes),
             "verdict": (dims, verdicts.astype(str), {"values": ", ".join(rule.VERDICTS)}),
             "crossings": ((*dims, "crossing"), cross, {"note": "NaN-padded crossing parameters"}),
             "n_crossings": (dims, counts),

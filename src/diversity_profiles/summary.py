@@ -1,0 +1,90 @@
+"""Plain-language conclusions from a comparison, with the conditions they hold under."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .families import FAMILIES
+
+_SYMBOL = {"q": "q", "t": "t", "tau": "τ", "s": "s"}
+
+
+def _fmt(x: float) -> str:
+    return "∞" if np.isinf(x) else f"{x:.3g}"
+
+
+def _crossing_text(res, a: str, b: str, family: str) -> str:
+    locs = res.crossings.sel(set_a=a, set_b=b, family=family).values
+    locs = locs[~np.isnan(locs)]
+    symbol = _SYMBOL.get(FAMILIES[family].parameter or "", "")
+    where = ", ".join(f"{symbol} ≈ {_fmt(x)}" for x in locs)
+    return f"{a} and {b} cross in {family} at {where}"
+
+
+def _pair_lines(res, a: str, b: str) -> list[str]:
+    verdicts = {str(f): str(v) for f, v in zip(res.family.values,
+                                                res.verdict.sel(set_a=a, set_b=b).values)}
+    agreement = str(res.agreement.sel(set_a=a, set_b=b).values)
+    tied = [f for f, v in verdicts.items() if v == "tied"]
+    tail = f" (tied in {', '.join(tied)})" if tied else ""
+    if agreement == "tied":
+        return [f"{a} and {b} are tied in every family"]
+    if agreement == "a_ahead":
+        scope = "every family" if not tied else "every family where they differ"
+        return [f"{a} ≻ {b} on {scope}{tail}"]
+    if agreement == "b_ahead":
+        scope = "every family" if not tied else "every family where they differ"
+        return [f"{b} ≻ {a} on {scope}{tail}"]
+    lines = []
+    ahead = [f for f, v in verdicts.items() if v == "dominates"]
+    behind = [f for f, v in verdicts.items() if v == "dominated"]
+    if ahead:
+        lines.append(f"{a} ≻ {b} in {', '.join(ahead)}")
+    if behind:
+        lines.append(f"{b} ≻ {a} in {', '.join(behind)}")
+    lines += [_crossing_text(res, a, b, f) for f, v in verdicts.items() if v == "crosses"]
+    if tied:
+        lines.append(f"tied in {', '.join(tied)}")
+    return [f"families disagree on {a} vs {b}: " + "; ".join(lines)]
+
+
+def summarize_condition(res, path: str) -> str:
+    """Markdown for one condition of a comparison result."""
+    attrs = res.attrs
+    labels = [str(s) for s in res.set_a.values]
+    head = f"### {path}"
+    details = [f"representation `{attrs.get('representation', '?')}`",
+               f"distance `{attrs.get('distance', '?')}`"]
+    if attrs.get("kernel", "none") != "none":
+        kernel = attrs["kernel"]
+        if "bandwidth" in attrs:
+            kernel += f" (bandwidth {attrs['bandwidth']:.3g})"
+        details.append(f"Vendi kernel: {kernel}")
+    narrowed = [f"{k[7:]} on {v}" for k, v in attrs.items()
+                if k.startswith("domain_") and "narrowed" in str(v)]
+    if narrowed:
+        details.append("domains narrowed: " + "; ".join(narrowed))
+    lines = [head, "", "Condition: " + ", ".join(details) + "."]
+    if "n_samples" in res:
+        sizes = dict(zip(labels, res.n_samples.values.tolist()))
+        lines.append("Sample sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()) + ".")
+        if len(set(sizes.values())) > 1:
+            lines.append("")
+            lines.append(
+                "> **Warning:** the sets differ in size and every family depends on n; "
+                "subsample them to a common size before reading these verdicts as differences "
+                "between the generators."
+            )
+    lines.append("")
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            lines += [f"- {line}" for line in _pair_lines(res, a, b)]
+    return "\n".join(lines)
+
+
+def summary(comparison) -> str:
+    """Markdown summary of a comparison tree (the result of :func:`compare`)."""
+    from .accessor import comparison_paths
+
+    parts = [summarize_condition(comparison[p].to_dataset(), p) for p in comparison_paths(comparison)]
+    return "\n\n".join(parts) + "\n"
