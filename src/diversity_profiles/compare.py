@@ -86,6 +86,8 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
     fams = list(curves)
     S, F = len(labels), len(fams)
     verdicts = np.full((S, S, F), "tied", dtype=object)
+    confident = np.full((S, S, F), "no band", dtype=object)
+    ci = float(ds.attrs.get("ci", 0.95))
     shares = np.zeros((S, S, F))
     found: dict[tuple[int, int, int], list[float]] = {}
     attrs = {k: v for k, v in ds.attrs.items()}
@@ -99,6 +101,10 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
             how = "full grid" if param is not None else "scale-free"
         attrs[f"domain_{fam}"] = how
         theta, vals = grid[keep], values[:, keep]
+        boots = None
+        if f"{fam}_boot" in ds:  # (set, boot[, param]) -> per set (boot, kept points)
+            raw = np.asarray(ds[f"{fam}_boot"].values, dtype=np.float64)
+            boots = raw[..., None] if param is None else raw[..., keep]
         axis, step = FAMILIES[fam].axis, FAMILIES[fam].step
         for i in range(S):
             for j in range(S):
@@ -106,6 +112,9 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
                     continue
                 s = rule.signs(vals[i], vals[j], rtol, atol)
                 verdicts[i, j, f] = rule.verdict_of(s)
+                if boots is not None:
+                    lo, hi = rule.band_of_difference(vals[i], vals[j], boots[i], boots[j], ci)
+                    confident[i, j, f] = rule.confident_verdict(vals[i], vals[j], lo, hi, rtol, atol)
                 if param is None:
                     shares[i, j, f] = float(s[0] > 0)
                     continue
@@ -127,6 +136,9 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
         {
             "n_samples": (("set_a",), sizes),
             "verdict": (dims, verdicts.astype(str), {"values": ", ".join(rule.VERDICTS)}),
+            "verdict_ci": (dims, confident.astype(str), {
+                "values": ", ".join(rule.CONFIDENT_VERDICTS) + ", no band",
+                "note": f"holds with confidence {ci:g} (basic bootstrap band of the difference)"}),
             "crossings": ((*dims, "crossing"), cross, {"note": "NaN-padded crossing parameters"}),
             "n_crossings": (dims, counts),
             "share_ahead": (dims, shares, {"note": "share of the domain where set_a is ahead"}),

@@ -43,6 +43,8 @@ class PreparedSet:
     given_distances: np.ndarray | None = None
     given_similarity: np.ndarray | None = None
     richness_tol: float = 0.0
+    #: Multiplicity of each sample (a bootstrap resample); None means once each.
+    weights: np.ndarray | None = None
     _D: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -61,11 +63,35 @@ class PreparedSet:
                 self._D = distance_matrix(self.embeddings, self.distance)
         return self._D
 
+    def subset(self, indices: np.ndarray, counts: np.ndarray | None = None) -> PreparedSet:
+        """The samples at ``indices`` (distinct), each counted ``counts[i]`` times.
+
+        Reuses the matrices already computed: resampling never recomputes features.
+        """
+        ix = np.ix_(indices, indices)
+        return PreparedSet(
+            label=self.label,
+            distance=self.distance,
+            embeddings=None if self.embeddings is None else self.embeddings[indices],
+            given_distances=None if self.given_distances is None else self.given_distances[ix],
+            given_similarity=None if self.given_similarity is None else self.given_similarity[ix],
+            richness_tol=self.richness_tol,
+            weights=None if counts is None else np.asarray(counts, dtype=np.float64),
+            _D=None if self._D is None else self._D[ix],
+        )
+
+    def pair_weights(self) -> np.ndarray | None:
+        """Weight of each unordered pair i < j (``m_i m_j``), in triu order."""
+        if self.weights is None:
+            return None
+        iu = np.triu_indices(self.n, k=1)
+        return self.weights[iu[0]] * self.weights[iu[1]]
+
     @cached_property
     def histogram(self) -> LogDistanceHistogram:
         hist = LogDistanceHistogram()
-        if self._D is not None or self.embeddings is None:
-            hist.add(self.D[np.triu_indices(self.n, k=1)])
+        if self._D is not None or self.embeddings is None or self.weights is not None:
+            hist.add(self.D[np.triu_indices(self.n, k=1)], self.pair_weights())
         else:  # stream blocks: energy alone never needs the n × n matrix
             for block in iter_distance_blocks(self.embeddings, self.distance):
                 hist.add(block)

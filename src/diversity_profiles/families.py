@@ -52,11 +52,12 @@ def _q_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
 def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
     from .vendi import _clean_spectrum, _dual_spectrum, _spectrum_of_kernel, _vendi_from_spectrum
 
+    p = None if item.weights is None else item.weights / item.weights.sum()
     if cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
-        raw = _dual_spectrum(item.embeddings, None, normalize=False)
+        raw = _dual_spectrum(item.embeddings, p, normalize=False)
         size = max(item.embeddings.shape)
     else:
-        raw = _spectrum_of_kernel(cond.similarity(item), None)
+        raw = _spectrum_of_kernel(cond.similarity(item), p)
         size = item.n
     lam = _clean_spectrum(raw, f"profiles (vendi, set {item.label!r})", size)
     return {"vendi": (_vendi_from_spectrum(lam, qs), {})}
@@ -126,9 +127,12 @@ def _energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> Result:
 
 def _average_distance(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
     if item.distance == "cosine" and item._D is None:
-        # Exact in O(n d): sum_{i != j} cos = |sum_i x_i|^2 - n for unit rows.
-        total = item.embeddings.sum(axis=0)
-        mean_cos = (float(total @ total) - item.n) / (item.n * (item.n - 1))
+        # Exact in O(n d) for unit rows: sum_{i != j} m_i m_j cos_ij = |sum_i m_i x_i|^2 - sum m_i^2
+        # (m_i = 1 without resampling; pairs of copies of one sample are not pairs).
+        m = np.ones(item.n) if item.weights is None else item.weights
+        total = m @ item.embeddings
+        pairs = m.sum() ** 2 - np.sum(m**2)
+        mean_cos = (float(total @ total) - np.sum(m**2)) / pairs
         return {"average_distance": (np.asarray(1.0 - mean_cos), {})}
     return {"average_distance": (np.asarray(item.histogram.mean_distance()), {})}
 

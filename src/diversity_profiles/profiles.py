@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,34 +57,114 @@ def _user_domain(family: Family, value, n_points: int) -> tuple[np.ndarray, str]
     return np.unique(grid), "user grid"
 
 
-def _build_dataset(cond: Condition, fams: list[Family], domains: Mapping, n_points: int):
-    import xarray as xr
+@dataclass
+class Uncertainty:
+    """What :func:`profiles` adds about finite samples (all optional)."""
 
-    labels = cond.labels
-    data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
-    coords: dict = {"set": ("set", np.array(labels, dtype=str))}
+    n_boot: int = 0
+    ci: float = 0.95
+    common_n: int | None = None
+    n_subsamples: int = 10
+    seed: int = 0
+
+
+def _grids(cond: Condition, fams: list[Family], domains: Mapping, n_points: int) -> dict:
+    """family -> (grid, how it was chosen); every set of the condition shares it."""
+    out = {}
     for fam in fams:
         if fam.parameter is None:
-            grid, how = np.empty(0), ""
+            out[fam.name] = (np.empty(0), "")
         elif fam.name in domains:
-            grid, how = _user_domain(fam, domains[fam.name], n_points)
+            out[fam.name] = _user_domain(fam, domains[fam.name], n_points)
         else:
-            grid, how = fam.domain(cond, n_points)
-        per_set = [fam.evaluate(cond, item, grid) for item in cond.sets]
+            out[fam.name] = fam.domain(cond, n_points)
+    return out
+
+
+def _estimates(cond: Condition, fams: list[Family], grids: dict) -> dict:
+    """var -> (values(set, ...), attrs, family) on the full sets."""
+    out = {}
+    for fam in fams:
+        per_set = [fam.evaluate(cond, item, grids[fam.name][0]) for item in cond.sets]
         for var in per_set[0]:
-            values = np.stack([np.asarray(r[var][0]) for r in per_set])
             attrs = {"family": fam.name, "long_name": fam.long_name, "axis_scale": fam.axis}
             for extra in per_set:
                 for key, val in extra[var][1].items():
                     attrs[key] = min(attrs.get(key, val), val)  # e.g. exact only if all sets were
-            dims = ("set",) if fam.parameter is None else ("set", fam.parameter)
-            data_vars[var] = (dims, values, attrs)
-        if fam.parameter is not None:
-            coords[fam.parameter] = (
-                fam.parameter,
-                grid,
-                {"domain": how, "family": fam.name, "axis_scale": fam.axis},
+            out[var] = (np.stack([np.asarray(r[var][0]) for r in per_set]), attrs, fam)
+    return out
+
+
+def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) -> dict:
+    """Subsample to a common size and/or bootstrap; returns attributes to record."""
+    from . import resampling
+
+    grid_only = {name: g for name, (g, _) in grids.items()}
+    notes: dict = {}
+    if unc.common_n is not None:
+        reps = resampling.subsamples(cond, fams, grid_only, unc.common_n, unc.n_subsamples, unc.seed)
+        for var, values in reps.items():
+            _, attrs, fam = estimates[var]
+            how = f"mean over {unc.n_subsamples} subsamples of {unc.common_n}"
+            estimates[var] = (values.mean(axis=1), {**attrs, "estimate": how}, fam)
+            dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
+            spread = values.std(axis=1, ddof=1) if unc.n_subsamples > 1 else values[:, 0] * 0
+            data_vars[f"{var}_sd"] = (dims, spread, {"family": fam.name, "role": "spread"})
+        notes.update(common_n=unc.common_n, n_subsamples=unc.n_subsamples)
+    if unc.n_boot > 0:
+        reps = resampling.bootstrap(cond, fams, grid_only, unc.n_boot, unc.seed, unc.common_n)
+        for var, values in reps.items():
+            est, _, fam = estimates[var]
+            lower, upper = resampling.bands(est, values, unc.ci)
+            dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
+            role = {"family": fam.name, "ci": unc.ci, "method": "basic bootstrap"}
+            data_vars[f"{var}_ci_lower"] = (dims, lower, {**role, "role": "ci_lower"})
+            data_vars[f"{var}_ci_upper"] = (dims, upper, {**role, "role": "ci_upper"})
+            data_vars[f"{var}_boot"] = (("set", "boot", *dims[1:]), values,
+                                        {"family": fam.name, "role": "replicates"})
+        notes.update(n_boot=unc.n_boot, ci=unc.ci, ci_method="basic bootstrap",
+                     bootstrap_seed=unc.seed)
+    return notes
+
+
+def _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed) -> Uncertainty:
+    if not isinstance(n_boot, (int, np.integer)) or n_boot < 0 or n_boot == 1:
+        raise ValueError(f"The 'n_boot' argument of {FUNC} must be 0 or an int >= 2. Got {n_boot!r}.")
+    if not 0 < ci < 1:
+        raise ValueError(f"The 'ci' argument of {FUNC} must be in (0, 1), e.g. 0.95. Got {ci!r}.")
+    smallest = min(item.n for item in prepared)
+    if common_n == "min":
+        common_n = smallest
+    if common_n is not None:
+        if not isinstance(common_n, (int, np.integer)) or not 2 <= common_n <= smallest:
+            raise ValueError(
+                f"The 'common_n' argument of {FUNC} must be 'min' or an int in [2, {smallest}] "
+                f"(the smallest set's size). Got {common_n!r}."
             )
+        if not isinstance(n_subsamples, (int, np.integer)) or n_subsamples < 1:
+            raise ValueError(
+                f"The 'n_subsamples' argument of {FUNC} must be an int >= 1. Got {n_subsamples!r}."
+            )
+    return Uncertainty(int(n_boot), float(ci), common_n, int(n_subsamples), int(seed))
+
+
+def _build_dataset(cond: Condition, fams: list[Family], domains: Mapping, n_points: int,
+                   unc: Uncertainty):
+    import xarray as xr
+
+    grids = _grids(cond, fams, domains, n_points)
+    estimates = _estimates(cond, fams, grids)
+    data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
+    notes = _add_uncertainty(cond, fams, grids, estimates, unc, data_vars)
+    for var, (values, attrs, fam) in estimates.items():
+        dims = ("set",) if fam.parameter is None else ("set", fam.parameter)
+        data_vars[var] = (dims, values, attrs)
+    coords: dict = {"set": ("set", np.array(cond.labels, dtype=str))}
+    for fam in fams:
+        if fam.parameter is not None:
+            grid, how = grids[fam.name]
+            coords[fam.parameter] = (fam.parameter, grid,
+                                     {"domain": how, "family": fam.name, "axis_scale": fam.axis})
     attrs = {
         "representation": cond.representation,
         "distance": cond.distance,
@@ -91,6 +172,7 @@ def _build_dataset(cond: Condition, fams: list[Family], domains: Mapping, n_poin
         "families": ", ".join(f.name for f in fams),
         "diversity_profiles_version": __version__,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        **notes,
     }
     if attrs["kernel"] == "gaussian":
         attrs["bandwidth"] = float(cond.gaussian_bandwidth())
@@ -111,6 +193,10 @@ def profiles(
     circles_method: str = "auto",
     richness_tol: float = 0.0,
     seed: int = 0,
+    n_boot: int = 0,
+    ci: float = 0.95,
+    common_n: int | str | None = None,
+    n_subsamples: int = 10,
 ):
     """Diversity profiles of several sample sets under one condition.
 
@@ -144,7 +230,21 @@ def profiles(
     richness_tol : float, default 0
         Rows closer than this (max-abs) are the same item for richness.
     seed : int, default 0
-        Seed of the randomised parts (Circles tie-breaking).
+        Seed of the randomised parts (Circles tie-breaking, resampling).
+    n_boot : int, default 0
+        Bootstrap resamples per set. With ``n_boot > 0`` every family gets
+        ``<family>_ci_lower`` / ``<family>_ci_upper`` bands (basic bootstrap at
+        level ``ci``) and its replicates ``<family>_boot(set, boot, ...)``, which
+        :func:`compare` uses for verdicts that hold with confidence. Resamples
+        reuse the computed matrices; Circles uses its greedy lower bound there.
+    ci : float, default 0.95
+        Confidence level of the bands.
+    common_n : int or "min", optional
+        Compare sets of unequal size fairly: every family is the mean over
+        ``n_subsamples`` subsets of ``common_n`` samples (``"min"``: the smallest
+        set's size) drawn without replacement, with its spread in ``<family>_sd``.
+    n_subsamples : int, default 10
+        Repeats for ``common_n``.
 
     Returns
     -------
@@ -177,7 +277,8 @@ def profiles(
     cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
     if bandwidth is not None:
         cond.bandwidth_method = "given by the user"
-    ds = _build_dataset(cond, fams, domains, int(n_points))
+    unc = _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed)
+    ds = _build_dataset(cond, fams, domains, int(n_points), unc)
     return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
 
 

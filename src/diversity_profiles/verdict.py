@@ -19,6 +19,14 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
    straight line through ``(u_i, a_i - b_i)`` and ``(u_j, a_j - b_j)``. An end at
    theta = 0 on a log axis is interpolated in theta; an end at theta = inf
    puts the crossing at the last finite point.
+5. **With confidence** (when bootstrap replicates exist). The band of A − B at
+   level ci is the basic bootstrap interval ``[2 d - Q_hi, 2 d - Q_lo]`` of the
+   replicate differences (replicate r of A minus replicate r of B; the sets
+   are resampled independently). A point is confidently ahead when the band is
+   above the tie tolerance, behind when below it, tied when it lies within it,
+   and undecided otherwise. Confident verdict: ahead and behind points both →
+   ``"crosses"``; otherwise any undecided point → ``"uncertain"``; otherwise as
+   in step 2.
 4. **Share ahead.** The share of the domain's length along u on which A is
    ahead. Step functions hold their left value on ``[theta_k, theta_{k+1})``;
    continuous curves take the share of each interval where the straight line
@@ -33,6 +41,8 @@ from __future__ import annotations
 import numpy as np
 
 VERDICTS = ("dominates", "dominated", "tied", "crosses")
+#: Verdicts that must hold with confidence add "uncertain".
+CONFIDENT_VERDICTS = (*VERDICTS, "uncertain")
 #: Default tolerances of a tie: relative and absolute.
 RTOL = 1e-6
 ATOL = 1e-12
@@ -140,3 +150,34 @@ def share_ahead(
         frac = np.where((d0 > 0) & (d1 > 0), 1.0,
                         np.where((d0 <= 0) & (d1 <= 0), 0.0, np.where(d0 > 0, root, 1.0 - root)))
     return float(np.sum(frac[usable] * length[usable]) / np.sum(length[usable]))
+
+
+def band_of_difference(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray, boot_b: np.ndarray,
+                       ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """Step 5: basic bootstrap band of a - b; replicates on axis 0."""
+    alpha = (1.0 - ci) / 2.0
+    with np.errstate(invalid="ignore"):
+        reps = np.asarray(boot_a, float) - np.asarray(boot_b, float)
+        q_lo, q_hi = np.nanquantile(reps, [alpha, 1.0 - alpha], axis=0)
+        d = np.asarray(a, float) - np.asarray(b, float)
+        return 2 * d - q_hi, 2 * d - q_lo
+
+
+def confident_verdict(a: np.ndarray, b: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                      rtol: float = RTOL, atol: float = ATOL) -> str:
+    """Step 5: the verdict that holds with confidence, from the band of a - b.
+
+    >>> confident_verdict(np.ones(3), np.zeros(3), np.array([.5, .2, .1]), np.ones(3))
+    'dominates'
+    >>> confident_verdict(np.ones(3), np.zeros(3), np.array([.5, -.2, .1]), np.ones(3))
+    'uncertain'
+    """
+    tol = atol + rtol * np.maximum(np.abs(np.asarray(a, float)), np.abs(np.asarray(b, float)))
+    with np.errstate(invalid="ignore"):
+        ahead, behind = lower > tol, upper < -tol
+        tied = (lower >= -tol) & (upper <= tol)
+    if ahead.any() and behind.any():
+        return "crosses"
+    if not (ahead | behind | tied).all():
+        return "uncertain"
+    return verdict_of(ahead.astype(np.int8) - behind.astype(np.int8))
