@@ -92,9 +92,12 @@ def test_ties_within_tolerance_and_plateaus_are_not_verdicts():
 
 
 def test_the_papers_one_dimensional_example():
-    tree = dp.profiles({"A": [[1.0], [2.0], [3.0]], "B": [[0.0], [4.0]]}, representation="r",
-                       distance="euclidean", families=["magnitude", "circles", "average_distance",
-                                                       "richness"])
+    tree = dp.profiles(
+        {"A": [[1.0], [2.0], [3.0]], "B": [[0.0], [4.0]]},
+        representation="r",
+        distance="euclidean",
+        families=["magnitude", "circles", "average_distance", "richness"],
+    )
     res = result(tree)
     v = res.verdict.sel(set_a="A", set_b="B")
     assert v.sel(family="richness") == "dominates"
@@ -126,7 +129,12 @@ def test_verdicts_do_not_depend_on_the_order_of_the_sets():
     assert (a.verdict == b.verdict).all()
     xr.testing.assert_allclose(a.share_ahead, b.share_ahead)
     # Mirror symmetry: (A, B) and (B, A) are opposite readings of one comparison.
-    mirror = {"dominates": "dominated", "dominated": "dominates", "tied": "tied", "crosses": "crosses"}
+    mirror = {
+        "dominates": "dominated",
+        "dominated": "dominates",
+        "tied": "tied",
+        "crosses": "crosses",
+    }
     for x in "pqrs":
         for y in "pqrs":
             if x != y:
@@ -140,11 +148,14 @@ def test_narrowed_domain_changes_the_verdict_and_bad_domains_are_errors():
     res = result(tree, domains={"vendi": (2.0, 10.0)})
     assert res.verdict.sel(set_a="a", set_b="b", family="vendi") == "dominates"
     assert res.attrs["domain_vendi"] == "[2, 10] (narrowed)"
-    with pytest.raises(ValueError, match=r"reaches outside the grid computed for 'r/euclidean', \[0.1, 10\]"):
+    with pytest.raises(
+        ValueError, match=r"reaches outside the grid computed for 'r/euclidean', \[0.1, 10\]"
+    ):
         dp.compare(tree, domains={"vendi": (0.01, 1.0)})
     with pytest.raises(ValueError, match=r"holds no grid point"):
-        dp.compare(tree_from_curves({"a": [1, 2], "b": [2, 1]}, grid=[0.1, 10]),
-                   domains={"vendi": (1, 2)})
+        dp.compare(
+            tree_from_curves({"a": [1, 2], "b": [2, 1]}, grid=[0.1, 10]), domains={"vendi": (1, 2)}
+        )
     with pytest.raises(ValueError, match=r"names families not in"):
         dp.compare(tree, domains={"energy": (1, 2)})
     with pytest.raises(ValueError, match=r"at least two sets"):

@@ -15,7 +15,9 @@ from diversity_profiles.histogram import LogDistanceHistogram
 def direct_energy(points_1d, s):
     """-(1/(n(n-1))) sum_{i != j} |x_i - x_j|^-s with math.fsum over pairs."""
     n = len(points_1d)
-    terms = [abs(a - b) ** -s for i, a in enumerate(points_1d) for j, b in enumerate(points_1d) if i != j]
+    terms = [
+        abs(a - b) ** -s for i, a in enumerate(points_1d) for j, b in enumerate(points_1d) if i != j
+    ]
     return -math.fsum(terms) / (n * (n - 1))
 
 
@@ -37,7 +39,9 @@ def test_energy_large_exponent_does_not_overflow():
 
 def test_coincident_points_give_minus_inf_with_a_warning():
     D = squareform(pdist(np.array([[0.0], [0.0], [1.0]])))
-    with pytest.warns(dp.CoincidentPointsWarning, match=r"1 pair\(s\) of samples are at distance 0"):
+    with pytest.warns(
+        dp.CoincidentPointsWarning, match=r"1 pair\(s\) of samples are at distance 0"
+    ):
         assert dp.energy(D, 1.0) == -np.inf
 
 
@@ -57,7 +61,7 @@ def test_histogram_energy_within_1e6_of_the_exact_sum():
     hist = LogDistanceHistogram()
     hist.add(d)
     ss = np.geomspace(0.05, 10, 40)
-    exact = np.array([-np.mean(d ** -s) for s in ss])
+    exact = np.array([-np.mean(d**-s) for s in ss])
     assert _energy_from_histogram(hist, ss) == pytest.approx(exact, rel=1e-6)
     assert hist.mean_distance() == pytest.approx(d.mean(), rel=1e-12)
 
@@ -116,8 +120,11 @@ def test_distances_match_scipy_and_keep_near_duplicates_accurate():
 
 
 def test_distance_errors_name_the_fix():
-    with pytest.raises(ValueError, match=r"'distance' argument of pairwise_distances must be one of "
-                       r"'euclidean', 'cosine', 'tanimoto', 'jaccard'. Got 'manhattan'"):
+    with pytest.raises(
+        ValueError,
+        match=r"'distance' argument of pairwise_distances must be one of "
+        r"'euclidean', 'cosine', 'tanimoto', 'jaccard'. Got 'manhattan'",
+    ):
         dp.pairwise_distances([[0.0], [1.0]], "manhattan")
     with pytest.raises(ValueError, match=r"binary fingerprints"):
         dp.pairwise_distances([[0.5, 1.0], [1.0, 0.0]], "tanimoto")
@@ -125,5 +132,7 @@ def test_distance_errors_name_the_fix():
         dp.pairwise_distances([[0.0, 0.0], [1.0, 0.0]], "cosine")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError, match=r"non-finite value\(s\) \(NaN\), first at index \(1, 0\)"):
+        with pytest.raises(
+            ValueError, match=r"non-finite value\(s\) \(NaN\), first at index \(1, 0\)"
+        ):
             dp.pairwise_distances([[0.0, 1.0], [np.nan, 0.0]])

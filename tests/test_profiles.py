@@ -19,7 +19,9 @@ def gaussian_tree():
     sets = {
         "wide": rng.standard_normal((60, 5)),
         "narrow": 0.3 * rng.standard_normal((50, 5)),
-        "two modes": np.concatenate([rng.standard_normal((25, 5)) + 4, rng.standard_normal((25, 5))]),
+        "two modes": np.concatenate(
+            [rng.standard_normal((25, 5)) + 4, rng.standard_normal((25, 5))]
+        ),
     }
     return sets, dp.profiles(sets, representation="gauss", distance="euclidean", n_points=30)
 
@@ -44,7 +46,7 @@ def test_tree_layout_matches_the_data_model(gaussian_tree):
 
 
 def test_default_domains_follow_the_data(gaussian_tree):
-    sets, tree = gaussian_tree
+    _, tree = gaussian_tree
     ds = tree["gauss/euclidean"].to_dataset()
     # tau runs from "every point its own circle" to "one circle".
     assert (ds.circles.isel(tau=0) == ds.richness).all()
@@ -64,11 +66,15 @@ def test_values_agree_with_the_family_functions(gaussian_tree):
     X = sets["two modes"]
     D = dp.pairwise_distances(X)
     row = ds.sel(set="two modes")
-    assert row.vendi.values == pytest.approx(dp.vendi_score(np.exp(-(D**2) / (2 * h * h)), ds.q.values), rel=1e-9)
+    assert row.vendi.values == pytest.approx(
+        dp.vendi_score(np.exp(-(D**2) / (2 * h * h)), ds.q.values), rel=1e-9
+    )
     assert row.magnitude.values == pytest.approx(dp.magnitude(D, ds.t.values), rel=1e-9)
     assert row.energy.values == pytest.approx(dp.energy(D, ds.s.values), rel=1e-6)
     assert float(row.average_distance) == pytest.approx(dp.average_distance(D), rel=1e-12)
-    pooled = np.concatenate([dp.pairwise_distances(x)[np.triu_indices(len(x), 1)] for x in sets.values()])
+    pooled = np.concatenate(
+        [dp.pairwise_distances(x)[np.triu_indices(len(x), 1)] for x in sets.values()]
+    )
     assert h == pytest.approx(np.median(pooled))
 
 
@@ -88,9 +94,12 @@ def test_netcdf_and_zarr_round_trips_lose_nothing(gaussian_tree, tmp_path):
 
 
 def test_the_papers_one_dimensional_example():
-    tree = dp.profiles(LINE, representation="line", distance="euclidean",
-                       domains={"magnitude": np.geomspace(0.01, 100, 50),
-                                "circles": [0.5, 1.5, 2.5, 3.5]})
+    tree = dp.profiles(
+        LINE,
+        representation="line",
+        distance="euclidean",
+        domains={"magnitude": np.geomspace(0.01, 100, 50), "circles": [0.5, 1.5, 2.5, 3.5]},
+    )
     ds = tree["line/euclidean"].to_dataset()
     A, B = ds.sel(set="A"), ds.sel(set="B")
     assert int(A.richness) == 3 and int(B.richness) == 2  # richness prefers A
@@ -109,7 +118,9 @@ def test_cosine_uses_the_dual_form_and_tanimoto_its_similarity():
     X = {"a": rng.standard_normal((40, 8)), "b": rng.standard_normal((30, 8))}
     ds = dp.profiles(X, representation="r", distance="cosine", families=["vendi"])["r/cosine"]
     assert ds.attrs["kernel"] == "cosine similarity" and "bandwidth" not in ds.attrs
-    assert ds.vendi.sel(set="a").values == pytest.approx(dp.vendi_score_dual(X["a"], ds.q.values), rel=1e-9)
+    assert ds.vendi.sel(set="a").values == pytest.approx(
+        dp.vendi_score_dual(X["a"], ds.q.values), rel=1e-9
+    )
     B = {"a": rng.random((30, 64)) < 0.2, "b": rng.random((25, 64)) < 0.5}
     ds = dp.profiles(B, representation="fp", distance="tanimoto", families=["vendi"])["fp/tanimoto"]
     K = 1 - dp.pairwise_distances(B["b"], "tanimoto")
@@ -123,18 +134,29 @@ def test_precomputed_distances_and_similarities():
     Ds = {k: dp.pairwise_distances(v) for k, v in X.items()}
     fams = ["magnitude", "energy", "average_distance", "richness"]
     from_x = dp.profiles(X, representation="r", distance="euclidean", families=fams)["r/euclidean"]
-    from_d = dp.profiles(Ds, representation="r", distance="precomputed", families=fams)["r/precomputed"]
+    from_d = dp.profiles(Ds, representation="r", distance="precomputed", families=fams)[
+        "r/precomputed"
+    ]
     for var in ("magnitude", "energy", "average_distance", "richness"):
         assert from_d[var].values == pytest.approx(from_x[var].values, rel=1e-9)
     Ks = {k: np.exp(-D) for k, D in Ds.items()}
-    ds = dp.profiles(Ds, representation="r", distance="precomputed", families="vendi", similarities=Ks)
+    ds = dp.profiles(
+        Ds, representation="r", distance="precomputed", families="vendi", similarities=Ks
+    )
     assert ds["r/precomputed"].attrs["kernel"] == "precomputed similarity"
-    assert float(ds["r/precomputed"].vendi.sel(set="a", q=1.0)) == pytest.approx(dp.vendi_score(Ks["a"]))
+    assert float(ds["r/precomputed"].vendi.sel(set="a", q=1.0)) == pytest.approx(
+        dp.vendi_score(Ks["a"])
+    )
 
 
 def test_user_domains_grid_and_range():
-    tree = dp.profiles(LINE, representation="l", distance="euclidean", n_points=7,
-                       domains={"vendi": [0.5, 2, 1], "energy": (0.5, 8.0)})
+    tree = dp.profiles(
+        LINE,
+        representation="l",
+        distance="euclidean",
+        n_points=7,
+        domains={"vendi": [0.5, 2, 1], "energy": (0.5, 8.0)},
+    )
     ds = tree["l/euclidean"].to_dataset()
     assert ds.q.values.tolist() == [0.5, 1.0, 2.0] and ds.q.attrs["domain"] == "user grid"
     assert ds.s.values == pytest.approx(np.geomspace(0.5, 8.0, 7))
@@ -150,8 +172,12 @@ def test_merge_combines_conditions_of_the_same_sets():
     assert sorted(merged.dp.conditions) == ["line/cosine", "line/euclidean"]
     with pytest.raises(ValueError, match=r"appears in more than one tree"):
         dp.merge([a, a])
-    other = dp.profiles({"A": sets["A"], "C": sets["B"]}, representation="x", distance="euclidean",
-                        families="richness")
+    other = dp.profiles(
+        {"A": sets["A"], "C": sets["B"]},
+        representation="x",
+        distance="euclidean",
+        families="richness",
+    )
     with pytest.raises(ValueError, match=r"same sets"):
         dp.merge([a, other])
 
@@ -159,11 +185,26 @@ def test_merge_combines_conditions_of_the_same_sets():
 def test_tidy_dataframe_has_one_row_per_point(gaussian_tree):
     _, tree = gaussian_tree
     df = tree.dp.to_dataframe()
-    assert list(df.columns) == ["representation", "distance", "family", "variable", "set",
-                                "parameter_name", "parameter", "value"]
+    assert list(df.columns) == [
+        "representation",
+        "distance",
+        "family",
+        "variable",
+        "set",
+        "parameter_name",
+        "parameter",
+        "value",
+    ]
     assert len(df[df.variable == "vendi"]) == 3 * 30
     assert len(df[df.variable == "richness"]) == 3
-    assert set(df.family) == {"vendi", "magnitude", "circles", "energy", "average_distance", "richness"}
+    assert set(df.family) == {
+        "vendi",
+        "magnitude",
+        "circles",
+        "energy",
+        "average_distance",
+        "richness",
+    }
 
 
 def test_accessor_exists_when_xarray_is_imported_after_the_package(tmp_path):
@@ -182,19 +223,38 @@ def test_accessor_exists_when_xarray_is_imported_after_the_package(tmp_path):
     "kwargs, error, match",
     [
         (dict(sets={}), ValueError, r"non-empty dict mapping labels"),
-        (dict(sets={"a": [[0.0]], "b": [[1.0], [2.0]]}), ValueError, r"set 'a'.*1 sample\(s\).*at least 2"),
-        (dict(sets={"a": np.zeros((3, 2)) + [[0], [1], [2]], "b": np.ones((3, 3))}), ValueError,
-         r"embedding dimensions differ: \{'a': 2, 'b': 3\}"),
-        (dict(families=["vendi", "entropy"]), ValueError,
-         r"'families' argument of profiles must be one of 'vendi', 'magnitude', 'circles', 'energy', "
-         r"'average_distance', 'richness'. Got 'entropy'"),
-        (dict(distance="manhattan"), ValueError, r"'distance' argument of profiles must be one of .*'precomputed'"),
+        (
+            dict(sets={"a": [[0.0]], "b": [[1.0], [2.0]]}),
+            ValueError,
+            r"set 'a'.*1 sample\(s\).*at least 2",
+        ),
+        (
+            dict(sets={"a": np.arange(6.0).reshape(3, 2), "b": np.ones((3, 3))}),
+            ValueError,
+            r"embedding dimensions differ: \{'a': 2, 'b': 3\}",
+        ),
+        (
+            dict(families=["vendi", "entropy"]),
+            ValueError,
+            r"'families' argument of profiles must be one of 'vendi', 'magnitude', 'circles', "
+            r"'energy', "
+            r"'average_distance', 'richness'. Got 'entropy'",
+        ),
+        (
+            dict(distance="manhattan"),
+            ValueError,
+            r"'distance' argument of profiles must be one of .*'precomputed'",
+        ),
         (dict(representation="a/b"), ValueError, r"'representation' argument.*without '/'"),
         (dict(sets={"a": [[0.0], [np.nan]], "b": [[0.0], [1.0]]}), ValueError, r"sets\['a'\].*NaN"),
         (dict(distance="precomputed", sets={"a": [[0, 1, 2], [1, 0, 1]]}), ValueError, r"square"),
         (dict(distance="precomputed", sets={"a": [[0, 1], [2, 0]]}), ValueError, r"symmetric"),
         (dict(domains={"richness": [1, 2]}), ValueError, r"'domains key'"),
-        (dict(domains={"magnitude": [0.0, 1.0]}), ValueError, r"domains\['magnitude'\].*\(0, inf\)"),
+        (
+            dict(domains={"magnitude": [0.0, 1.0]}),
+            ValueError,
+            r"domains\['magnitude'\].*\(0, inf\)",
+        ),
         (dict(circles_method="fast"), ValueError, r"'circles_method'.*'auto', 'exact', 'greedy'"),
     ],
 )
@@ -207,7 +267,11 @@ def test_bad_input_gets_a_specific_error(kwargs, error, match):
 
 def test_missing_similarities_and_oversized_requests():
     with pytest.raises(ValueError, match=r"needs a matrix for every set; missing \['B'\]"):
-        dp.profiles({k: dp.pairwise_distances(v) for k, v in LINE.items()}, representation="r",
-                    distance="precomputed", similarities={"A": np.eye(3)})
+        dp.profiles(
+            {k: dp.pairwise_distances(v) for k, v in LINE.items()},
+            representation="r",
+            distance="precomputed",
+            similarities={"A": np.eye(3)},
+        )
     with pytest.raises(MemoryError, match=r"1000000 × 1000000 float64.*vendi_score_dual"):
         check_pairwise_memory(1_000_000, "profiles", what="distances of set 'big'")

@@ -24,8 +24,14 @@ def point_sets(draw, min_n=2, max_n=10):
 
 
 def _profile(X, family, seed=0):
-    tree = dp.profiles({"s": X}, representation="r", distance="euclidean", families=[family],
-                       n_points=12, seed=seed)
+    tree = dp.profiles(
+        {"s": X},
+        representation="r",
+        distance="euclidean",
+        families=[family],
+        n_points=12,
+        seed=seed,
+    )
     return tree["r/euclidean"].to_dataset()
 
 

@@ -66,7 +66,9 @@ def test_partitioning_disjoint_groups_combine_as_in_the_paper():
     _, K1 = random_cosine_kernel(rng, 10, 4)
     _, K2 = random_cosine_kernel(rng, 30, 6)
     p = np.array([10, 30]) / 40
-    expected = np.exp(-np.sum(p * np.log(p))) * dp.vendi_score(K1) ** p[0] * dp.vendi_score(K2) ** p[1]
+    expected = (
+        np.exp(-np.sum(p * np.log(p))) * dp.vendi_score(K1) ** p[0] * dp.vendi_score(K2) ** p[1]
+    )
     assert dp.vendi_score(block_diag(K1, K2)) == pytest.approx(expected, rel=1e-10)
 
 
@@ -89,7 +91,9 @@ def test_probability_weighted_against_reference_and_special_cases():
     _, K = random_cosine_kernel(rng, 8, 8)
     w = rng.random(8)
     for q in (0.5, 1.0, 2.0, np.inf):
-        assert dp.vendi_score(K, q, weights=w) == pytest.approx(reference_vendi(K.tolist(), q, w), rel=1e-9)
+        assert dp.vendi_score(K, q, weights=w) == pytest.approx(
+            reference_vendi(K.tolist(), q, w), rel=1e-9
+        )
     assert dp.vendi_score(K, ORDERS, weights=np.ones(8)) == pytest.approx(dp.vendi_score(K, ORDERS))
     # Weight only on two of three orthogonal samples: two equally likely species.
     assert dp.vendi_score(np.eye(3), weights=[0.5, 0.5, 0.0]) == pytest.approx(2.0)
@@ -147,7 +151,9 @@ def test_dual_equals_the_cosine_kernel(n, d):
             dp.vendi_score(Xn @ Xn.T, q, weights=w), rel=1e-9
         )
     # float32 input gives the same answer to float32 accuracy.
-    assert dp.vendi_score_dual(X.astype(np.float32)) == pytest.approx(dp.vendi_score_dual(X), rel=1e-5)
+    assert dp.vendi_score_dual(X.astype(np.float32)) == pytest.approx(
+        dp.vendi_score_dual(X), rel=1e-5
+    )
 
 
 def test_dual_linear_kernel_without_normalisation_is_trace_normalised():
@@ -155,13 +161,18 @@ def test_dual_linear_kernel_without_normalisation_is_trace_normalised():
     K = X @ X.T
     lam = np.linalg.eigvalsh(K / np.trace(K))
     lam = lam[lam > 1e-12]
-    assert dp.vendi_score_dual(X, normalize=False) == pytest.approx(np.exp(-np.sum(lam * np.log(lam))))
+    assert dp.vendi_score_dual(X, normalize=False) == pytest.approx(
+        np.exp(-np.sum(lam * np.log(lam)))
+    )
 
 
 @pytest.mark.parametrize(
     "K, match",
     [
-        ([[1, 2], [2, 1]], r"not positive semidefinite: the most negative eigenvalue of K/n is -0.5"),
+        (
+            [[1, 2], [2, 1]],
+            r"not positive semidefinite: the most negative eigenvalue of K/n is -0.5",
+        ),
         ([[2, 0], [0, 1]], r"unit diagonal.*K\[0, 0\] = 2\.0"),
         ([[1, np.nan], [np.nan, 1]], r"non-finite.*NaN"),
         ([[1, 0.5], [0.2, 1]], r"must be symmetric"),
@@ -175,7 +186,9 @@ def test_bad_kernels_get_specific_errors(K, match):
 
 
 def test_bad_orders_and_weights():
-    with pytest.raises(ValueError, match=r"'q' parameter of vendi_score must be in \[0, inf\]. Got -1"):
+    with pytest.raises(
+        ValueError, match=r"'q' parameter of vendi_score must be in \[0, inf\]. Got -1"
+    ):
         dp.vendi_score(np.eye(2), -1)
     with pytest.raises(ValueError, match=r"one entry per sample \(2\)"):
         dp.vendi_score(np.eye(2), weights=[1, 1, 1])

@@ -70,7 +70,8 @@ def check_symmetric(arr: np.ndarray, name: str, func: str) -> None:
         i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
         raise ValueError(
             f"The {name!r} argument of {func} must be symmetric. Entry ({i}, {j}) is "
-            f"{float(arr[i, j])!r} but ({j}, {i}) is {float(arr[j, i])!r}. Symmetrise it, e.g. (M + M.T) / 2, "
+            f"{float(arr[i, j])!r} but ({j}, {i}) is {float(arr[j, i])!r}. "
+            f"Symmetrise it, e.g. (M + M.T) / 2, "
             f"if the difference is round-off."
         )
 
@@ -107,7 +108,8 @@ def check_similarity_matrix(K, func: str, name: str = "K") -> np.ndarray:
         i = int(np.argmax(off))
         raise ValueError(
             f"The {name!r} argument of {func} must have a unit diagonal (each sample is "
-            f"fully similar to itself). Got {name}[{i}, {i}] = {float(diag[i])!r}. Normalise it with "
+            f"fully similar to itself). Got {name}[{i}, {i}] = {float(diag[i])!r}. "
+            f"Normalise it with "
             f"K / sqrt(outer(diag(K), diag(K)))."
         )
     return K

@@ -48,8 +48,16 @@ def tidy(tree: xr.DataTree, condition: str | None = None):
             frame["representation"] = ds.attrs["representation"]
             frame["distance"] = ds.attrs["distance"]
             frames.append(frame)
-    columns = ["representation", "distance", "family", "variable", "set", "parameter_name",
-               "parameter", "value"]
+    columns = [
+        "representation",
+        "distance",
+        "family",
+        "variable",
+        "set",
+        "parameter_name",
+        "parameter",
+        "value",
+    ]
     return pd.concat(frames, ignore_index=True)[columns]
 
 

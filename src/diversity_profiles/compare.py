@@ -26,7 +26,11 @@ def _family_curves(ds) -> dict[str, tuple[str | None, np.ndarray, np.ndarray]]:
         if fam.parameter is None:
             out[name] = (None, np.zeros(1), np.asarray(var.values, dtype=np.float64)[:, None])
         else:
-            out[name] = (fam.parameter, ds[fam.parameter].values, np.asarray(var.values, np.float64))
+            out[name] = (
+                fam.parameter,
+                ds[fam.parameter].values,
+                np.asarray(var.values, np.float64),
+            )
     return out
 
 
@@ -114,7 +118,9 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
                 verdicts[i, j, f] = rule.verdict_of(s)
                 if boots is not None:
                     lo, hi = rule.band_of_difference(vals[i], vals[j], boots[i], boots[j], ci)
-                    confident[i, j, f] = rule.confident_verdict(vals[i], vals[j], lo, hi, rtol, atol)
+                    confident[i, j, f] = rule.confident_verdict(
+                        vals[i], vals[j], lo, hi, rtol, atol
+                    )
                 if param is None:
                     shares[i, j, f] = float(s[0] > 0)
                     continue
@@ -128,7 +134,10 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
         cross[i, j, f, : len(locs)] = locs
         counts[i, j, f] = len(locs)
     agreement = np.array(
-        [[_agreement(list(verdicts[i, j])) if i != j else "tied" for j in range(S)] for i in range(S)]
+        [
+            [_agreement(list(verdicts[i, j])) if i != j else "tied" for j in range(S)]
+            for i in range(S)
+        ]
     )
     dims = ("set_a", "set_b", "family")
     sizes = ds["n_samples"].values if "n_samples" in ds else np.full(S, -1)
@@ -136,14 +145,22 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
         {
             "n_samples": (("set_a",), sizes),
             "verdict": (dims, verdicts.astype(str), {"values": ", ".join(rule.VERDICTS)}),
-            "verdict_ci": (dims, confident.astype(str), {
-                "values": ", ".join(rule.CONFIDENT_VERDICTS) + ", no band",
-                "note": f"holds with confidence {ci:g} (basic bootstrap band of the difference)"}),
+            "verdict_ci": (
+                dims,
+                confident.astype(str),
+                {
+                    "values": ", ".join(rule.CONFIDENT_VERDICTS) + ", no band",
+                    "note": f"holds at confidence {ci:g} (basic bootstrap band of the difference)",
+                },
+            ),
             "crossings": ((*dims, "crossing"), cross, {"note": "NaN-padded crossing parameters"}),
             "n_crossings": (dims, counts),
             "share_ahead": (dims, shares, {"note": "share of the domain where set_a is ahead"}),
-            "agreement": (("set_a", "set_b"), agreement,
-                          {"values": "a_ahead, b_ahead, mixed, tied"}),
+            "agreement": (
+                ("set_a", "set_b"),
+                agreement,
+                {"values": "a_ahead, b_ahead, mixed, tied"},
+            ),
         },
         coords={"set_a": labels, "set_b": labels, "family": fams},
         attrs=attrs,

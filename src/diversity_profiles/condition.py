@@ -160,7 +160,9 @@ def prepare_sets(
                 f"{missing}."
             )
         for item in prepared:
-            K = check_similarity_matrix(similarities[item.label], FUNC, f"similarities[{item.label!r}]")
+            K = check_similarity_matrix(
+                similarities[item.label], FUNC, f"similarities[{item.label!r}]"
+            )
             if K.shape[0] != item.n:
                 raise ValueError(
                     f"similarities[{item.label!r}] is {K.shape[0]} × {K.shape[0]} but the set has "

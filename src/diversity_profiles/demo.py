@@ -23,7 +23,8 @@ def digit_sets(n_per_set: int = 150, seed: int = 0) -> dict[str, np.ndarray]:
         from sklearn.datasets import load_digits
     except ImportError:
         raise SystemExit(
-            "The demo reads scikit-learn's bundled digits: pip install 'diversity-profiles[examples]'"
+            "The demo reads scikit-learn's bundled digits: "
+            "pip install 'diversity-profiles[examples]'"
         ) from None
     digits = load_digits()
     X, y = digits.data / 16.0, digits.target
@@ -40,8 +41,12 @@ def summarize(tree) -> str:
     lines = []
     for path in tree.dp.conditions:
         ds = tree[path].to_dataset()
-        lines.append(f"Condition {path}: kernel {ds.attrs['kernel']}, n = "
-                     + ", ".join(f"{s}: {n}" for s, n in zip(ds.set.values, ds.n_samples.values)))
+        lines.append(
+            f"Condition {path}: kernel {ds.attrs['kernel']}, n = "
+            + ", ".join(
+                f"{s}: {n}" for s, n in zip(ds.set.values, ds.n_samples.values, strict=True)
+            )
+        )
         header = f"{'family':<28}" + "".join(f"{s:>14}" for s in ds.set.values)
         lines.append(header)
         lines.append("-" * len(header))
@@ -78,8 +83,10 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.output)
     if out.exists() and not args.overwrite:
-        print(f"error: {out} exists; pass --overwrite to replace it or -o to choose another file",
-              file=sys.stderr)
+        print(
+            f"error: {out} exists; pass --overwrite to replace it or -o to choose another file",
+            file=sys.stderr,
+        )
         return 2
     import diversity_profiles as dp
 

@@ -107,7 +107,7 @@ def _energy_scale_range(hists: list[LogDistanceHistogram]) -> tuple[float, float
     for h in hists:
         if h.n_pairs == h.n_zero:
             continue
-        c, m, v = h._occupied()
+        c, m, _ = h._occupied()
         target = max(0.01 * c.sum(), min(10.0, c.sum()))
         s = s_lo
         while s < 1e3:

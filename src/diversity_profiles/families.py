@@ -31,16 +31,19 @@ class Family:
 
 # --- Vendi -----------------------------------------------------------------
 
+
 def _q_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     """[0, inf]: 0, 1, 2 and inf, plus a log grid dense on 0.1–10 (80% of the points)."""
     m = n_points - 2  # finite, positive orders
-    inner = int(round(0.8 * m))
+    inner = round(0.8 * m)
     outer = m - inner
-    grid = np.concatenate([
-        np.logspace(-2, -1, outer // 2, endpoint=False),
-        np.logspace(-1, 1, inner),
-        np.logspace(1, 2, outer - outer // 2 + 1)[1:],
-    ])
+    grid = np.concatenate(
+        [
+            np.logspace(-2, -1, outer // 2, endpoint=False),
+            np.logspace(-1, 1, inner),
+            np.logspace(1, 2, outer - outer // 2 + 1)[1:],
+        ]
+    )
     for exact in (1.0, 2.0):  # snap the nearest point so q = 1 and q = 2 are on the grid
         grid[np.argmin(np.abs(np.log(grid / exact)))] = exact
     return (
@@ -65,6 +68,7 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
 
 # --- Magnitude -------------------------------------------------------------
 
+
 def _t_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     from .magnitude import _magnitude_scale_range
 
@@ -88,6 +92,7 @@ def _magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> Result:
 
 # --- Circles ---------------------------------------------------------------
 
+
 def _tau_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     pooled = np.concatenate([item.D[np.triu_indices(item.n, k=1)] for item in cond.sets])
     taus = np.quantile(pooled, np.linspace(0.0, 1.0, n_points - 1))
@@ -107,6 +112,7 @@ def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
 
 # --- Energy ----------------------------------------------------------------
 
+
 def _s_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     from .energy import _energy_scale_range
 
@@ -124,6 +130,7 @@ def _energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> Result:
 
 
 # --- Scale-free ------------------------------------------------------------
+
 
 def _average_distance(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
     if item.distance == "cosine" and item._D is None:
@@ -148,7 +155,9 @@ FAMILIES: dict[str, Family] = {
         Family("magnitude", "t", "log", "magnitude", _t_domain, _magnitude),
         Family("circles", "tau", "linear", "number of circles", _tau_domain, _circles, step=True),
         Family("energy", "s", "log", "energy", _s_domain, _energy),
-        Family("average_distance", None, "none", "average pairwise distance", None, _average_distance),
+        Family(
+            "average_distance", None, "none", "average pairwise distance", None, _average_distance
+        ),
         Family("richness", None, "none", "richness (distinct items)", None, _richness),
     )
 }

@@ -102,7 +102,9 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
     grid_only = {name: g for name, (g, _) in grids.items()}
     notes: dict = {}
     if unc.common_n is not None:
-        reps = resampling.subsamples(cond, fams, grid_only, unc.common_n, unc.n_subsamples, unc.seed)
+        reps = resampling.subsamples(
+            cond, fams, grid_only, unc.common_n, unc.n_subsamples, unc.seed
+        )
         for var, values in reps.items():
             _, attrs, fam = estimates[var]
             how = f"mean over {unc.n_subsamples} subsamples of {unc.common_n}"
@@ -120,16 +122,22 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
             role = {"family": fam.name, "ci": unc.ci, "method": "basic bootstrap"}
             data_vars[f"{var}_ci_lower"] = (dims, lower, {**role, "role": "ci_lower"})
             data_vars[f"{var}_ci_upper"] = (dims, upper, {**role, "role": "ci_upper"})
-            data_vars[f"{var}_boot"] = (("set", "boot", *dims[1:]), values,
-                                        {"family": fam.name, "role": "replicates"})
-        notes.update(n_boot=unc.n_boot, ci=unc.ci, ci_method="basic bootstrap",
-                     bootstrap_seed=unc.seed)
+            data_vars[f"{var}_boot"] = (
+                ("set", "boot", *dims[1:]),
+                values,
+                {"family": fam.name, "role": "replicates"},
+            )
+        notes.update(
+            n_boot=unc.n_boot, ci=unc.ci, ci_method="basic bootstrap", bootstrap_seed=unc.seed
+        )
     return notes
 
 
 def _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed) -> Uncertainty:
     if not isinstance(n_boot, (int, np.integer)) or n_boot < 0 or n_boot == 1:
-        raise ValueError(f"The 'n_boot' argument of {FUNC} must be 0 or an int >= 2. Got {n_boot!r}.")
+        raise ValueError(
+            f"The 'n_boot' argument of {FUNC} must be 0 or an int >= 2. Got {n_boot!r}."
+        )
     if not 0 < ci < 1:
         raise ValueError(f"The 'ci' argument of {FUNC} must be in (0, 1), e.g. 0.95. Got {ci!r}.")
     smallest = min(item.n for item in prepared)
@@ -148,8 +156,9 @@ def _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed) -> Un
     return Uncertainty(int(n_boot), float(ci), common_n, int(n_subsamples), int(seed))
 
 
-def _build_dataset(cond: Condition, fams: list[Family], domains: Mapping, n_points: int,
-                   unc: Uncertainty):
+def _build_dataset(
+    cond: Condition, fams: list[Family], domains: Mapping, n_points: int, unc: Uncertainty
+):
     import xarray as xr
 
     grids = _grids(cond, fams, domains, n_points)
@@ -163,8 +172,11 @@ def _build_dataset(cond: Condition, fams: list[Family], domains: Mapping, n_poin
     for fam in fams:
         if fam.parameter is not None:
             grid, how = grids[fam.name]
-            coords[fam.parameter] = (fam.parameter, grid,
-                                     {"domain": how, "family": fam.name, "axis_scale": fam.axis})
+            coords[fam.parameter] = (
+                fam.parameter,
+                grid,
+                {"domain": how, "family": fam.name, "axis_scale": fam.axis},
+            )
     attrs = {
         "representation": cond.representation,
         "distance": cond.distance,
@@ -266,7 +278,9 @@ def profiles(
     representation = _check_name(representation, "representation")
     one_of(circles_method, "circles_method", FUNC, _CIRCLES_METHODS)
     if not isinstance(n_points, (int, np.integer)) or n_points < 5:
-        raise ValueError(f"The 'n_points' argument of {FUNC} must be an int >= 5. Got {n_points!r}.")
+        raise ValueError(
+            f"The 'n_points' argument of {FUNC} must be an int >= 5. Got {n_points!r}."
+        )
     fams = _resolve_families(families)
     domains = dict(domains or {})
     for name in domains:
@@ -314,7 +328,9 @@ def merge(trees: Sequence) -> object:
     reference_sets = None
     for k, tree in enumerate(trees):
         if not isinstance(tree, xr.DataTree):
-            raise TypeError(f"trees[{k}] passed to merge is a {type(tree).__name__}, not a DataTree.")
+            raise TypeError(
+                f"trees[{k}] passed to merge is a {type(tree).__name__}, not a DataTree."
+            )
         for path in conditions_of(tree):
             if path in nodes:
                 raise ValueError(

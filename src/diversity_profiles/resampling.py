@@ -56,8 +56,14 @@ def _replicates(
     return {var: np.stack([s[var] for s in per_set]) for var in per_set[0]} if per_set else {}
 
 
-def bootstrap(cond: Condition, fams: list[Family], grids: dict, n_boot: int, seed: int,
-              size: int | None = None) -> dict[str, np.ndarray]:
+def bootstrap(
+    cond: Condition,
+    fams: list[Family],
+    grids: dict,
+    n_boot: int,
+    seed: int,
+    size: int | None = None,
+) -> dict[str, np.ndarray]:
     """Bootstrap replicates: ``size`` (default n) draws with replacement per resample."""
 
     def draw(rng, item):
@@ -69,8 +75,9 @@ def bootstrap(cond: Condition, fams: list[Family], grids: dict, n_boot: int, see
     return _replicates(cond, fams, grids, draw, n_boot, seed) if fams else {}
 
 
-def subsamples(cond: Condition, fams: list[Family], grids: dict, size: int, repeats: int,
-               seed: int) -> dict[str, np.ndarray]:
+def subsamples(
+    cond: Condition, fams: list[Family], grids: dict, size: int, repeats: int, seed: int
+) -> dict[str, np.ndarray]:
     """Replicates on subsets of ``size`` samples drawn without replacement."""
 
     def draw(rng, item):

@@ -77,7 +77,9 @@ def richness(X, *, tol: float = 0.0) -> int:
     2
     """
     if tol < 0 or not np.isfinite(tol):
-        raise ValueError(f"The 'tol' argument of richness must be a finite float >= 0. Got {tol!r}.")
+        raise ValueError(
+            f"The 'tol' argument of richness must be a finite float >= 0. Got {tol!r}."
+        )
     if isinstance(X, (list, tuple)) and X and isinstance(X[0], (str, bytes)):
         return len(set(X))
     arr = np.asarray(X)

@@ -22,8 +22,10 @@ def _crossing_text(res, a: str, b: str, family: str) -> str:
 
 
 def _pair_lines(res, a: str, b: str) -> list[str]:
-    verdicts = {str(f): str(v) for f, v in zip(res.family.values,
-                                                res.verdict.sel(set_a=a, set_b=b).values)}
+    verdicts = {
+        str(f): str(v)
+        for f, v in zip(res.family.values, res.verdict.sel(set_a=a, set_b=b).values, strict=True)
+    }
     agreement = str(res.agreement.sel(set_a=a, set_b=b).values)
     tied = [f for f, v in verdicts.items() if v == "tied"]
     tail = f" (tied in {', '.join(tied)})" if tied else ""
@@ -53,20 +55,25 @@ def summarize_condition(res, path: str) -> str:
     attrs = res.attrs
     labels = [str(s) for s in res.set_a.values]
     head = f"### {path}"
-    details = [f"representation `{attrs.get('representation', '?')}`",
-               f"distance `{attrs.get('distance', '?')}`"]
+    details = [
+        f"representation `{attrs.get('representation', '?')}`",
+        f"distance `{attrs.get('distance', '?')}`",
+    ]
     if attrs.get("kernel", "none") != "none":
         kernel = attrs["kernel"]
         if "bandwidth" in attrs:
             kernel += f" (bandwidth {attrs['bandwidth']:.3g})"
         details.append(f"Vendi kernel: {kernel}")
-    narrowed = [f"{k[7:]} on {v}" for k, v in attrs.items()
-                if k.startswith("domain_") and "narrowed" in str(v)]
+    narrowed = [
+        f"{k[7:]} on {v}"
+        for k, v in attrs.items()
+        if k.startswith("domain_") and "narrowed" in str(v)
+    ]
     if narrowed:
         details.append("domains narrowed: " + "; ".join(narrowed))
     lines = [head, "", "Condition: " + ", ".join(details) + "."]
     if "n_samples" in res:
-        sizes = dict(zip(labels, res.n_samples.values.tolist()))
+        sizes = dict(zip(labels, res.n_samples.values.tolist(), strict=True))
         lines.append("Sample sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()) + ".")
         if len(set(sizes.values())) > 1:
             lines.append("")
@@ -77,7 +84,7 @@ def summarize_condition(res, path: str) -> str:
             )
     lines.append("")
     for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
+        for b in labels[i + 1 :]:
             lines += [f"- {line}" for line in _pair_lines(res, a, b)]
     return "\n".join(lines)
 
@@ -86,5 +93,7 @@ def summary(comparison) -> str:
     """Markdown summary of a comparison tree (the result of :func:`compare`)."""
     from .accessor import comparison_paths
 
-    parts = [summarize_condition(comparison[p].to_dataset(), p) for p in comparison_paths(comparison)]
+    parts = [
+        summarize_condition(comparison[p].to_dataset(), p) for p in comparison_paths(comparison)
+    ]
     return "\n\n".join(parts) + "\n"

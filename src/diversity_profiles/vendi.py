@@ -38,13 +38,16 @@ def _clean_spectrum(eigenvalues: np.ndarray, func: str, size: int) -> np.ndarray
     lam = np.asarray(eigenvalues, dtype=np.float64)
     lam_max = float(lam.max())
     if lam_max <= 0:
-        raise ValueError(f"{func}: the similarity has no positive eigenvalue; it cannot be a kernel.")
+        raise ValueError(
+            f"{func}: the similarity has no positive eigenvalue; it cannot be a kernel."
+        )
     most_negative = float(lam.min())
     if most_negative < -PSD_TOL * lam_max:
         raise ValueError(
             f"The similarity passed to {func} is not positive semidefinite: the most negative "
             f"eigenvalue of K/n is {most_negative:.3g} (relative to the largest "
-            f"{most_negative / lam_max:.3g}, tolerance {PSD_TOL:g}). Use a PSD kernel (cosine, Tanimoto, Gaussian), or project K onto the "
+            f"{most_negative / lam_max:.3g}, tolerance {PSD_TOL:g}). Use a PSD kernel "
+            f"(cosine, Tanimoto, Gaussian), or project K onto the "
             f"PSD cone by clipping its negative eigenvalues."
         )
     lam = lam[lam > _rank_cutoff(lam_max, size)]

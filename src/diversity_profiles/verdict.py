@@ -38,6 +38,8 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 VERDICTS = ("dominates", "dominated", "tied", "crosses")
@@ -99,7 +101,7 @@ def crossings(
     u = axis_coordinate(theta, axis)
     nonzero = np.flatnonzero(s)
     out = []
-    for i, j in zip(nonzero[:-1], nonzero[1:]):
+    for i, j in itertools.pairwise(nonzero):
         if s[i] == s[j]:
             continue
         if j > i + 1:  # a tied run separates them: the crossing is that run
@@ -147,13 +149,17 @@ def share_ahead(
         d0, d1 = d[:-1], d[1:]
         with np.errstate(invalid="ignore", divide="ignore"):
             root = np.clip(d0 / (d0 - d1), 0.0, 1.0)
-        frac = np.where((d0 > 0) & (d1 > 0), 1.0,
-                        np.where((d0 <= 0) & (d1 <= 0), 0.0, np.where(d0 > 0, root, 1.0 - root)))
+        frac = np.where(
+            (d0 > 0) & (d1 > 0),
+            1.0,
+            np.where((d0 <= 0) & (d1 <= 0), 0.0, np.where(d0 > 0, root, 1.0 - root)),
+        )
     return float(np.sum(frac[usable] * length[usable]) / np.sum(length[usable]))
 
 
-def band_of_difference(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray, boot_b: np.ndarray,
-                       ci: float) -> tuple[np.ndarray, np.ndarray]:
+def band_of_difference(
+    a: np.ndarray, b: np.ndarray, boot_a: np.ndarray, boot_b: np.ndarray, ci: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Step 5: basic bootstrap band of a - b; replicates on axis 0."""
     alpha = (1.0 - ci) / 2.0
     with np.errstate(invalid="ignore"):
@@ -163,8 +169,14 @@ def band_of_difference(a: np.ndarray, b: np.ndarray, boot_a: np.ndarray, boot_b:
         return 2 * d - q_hi, 2 * d - q_lo
 
 
-def confident_verdict(a: np.ndarray, b: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                      rtol: float = RTOL, atol: float = ATOL) -> str:
+def confident_verdict(
+    a: np.ndarray,
+    b: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+) -> str:
     """Step 5: the verdict that holds with confidence, from the band of a - b.
 
     >>> confident_verdict(np.ones(3), np.zeros(3), np.array([.5, .2, .1]), np.ones(3))
