@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 from .circles import circles
 from .distances import pairwise_distances
 from .energy import CoincidentPointsWarning, energy
+from .magnitude import magnitude
 from .scalefree import average_distance, richness
 from .vendi import vendi_score, vendi_score_dual
 
@@ -42,6 +43,7 @@ __all__ = [
     "circles",
     "compare",
     "energy",
+    "magnitude",
     "merge",
     "pairwise_distances",
     "profiles",

@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     tree = dp.profiles(digit_sets(args.n), representation="pixels", distance="euclidean")
     elapsed = time.perf_counter() - start
     print(summarize(tree))
+    print(tree.dp.summary())
     tree.to_netcdf(out, mode="w")
     print(f"Profiled {len(tree.dp.sets)} sets in {elapsed:.1f} s; saved to {out}")
     print("Open it with: xarray.open_datatree(" + repr(str(out)) + ")")
