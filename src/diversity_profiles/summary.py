@@ -50,6 +50,23 @@ def _pair_lines(res, a: str, b: str) -> list[str]:
     return [f"families disagree on {a} vs {b}: " + "; ".join(lines)]
 
 
+def _confidence_line(res, a: str, b: str) -> str | None:
+    """Which verdicts survive the bootstrap band, if there is one."""
+    if "verdict_ci" not in res:
+        return None
+    ci = res.verdict_ci.sel(set_a=a, set_b=b)
+    held = {
+        str(f): str(v)
+        for f, v in zip(res.family.values, ci.values, strict=True)
+        if str(v) != "no band"
+    }
+    if not held:
+        return None
+    level = res.attrs.get("ci", 0.95)
+    parts = [f"{f}: {v}" for f, v in held.items()]
+    return f"with {level:.0%} confidence ({a} vs {b}): " + ", ".join(parts)
+
+
 def summarize_condition(res, path: str) -> str:
     """Markdown for one condition of a comparison result."""
     attrs = res.attrs
@@ -75,17 +92,25 @@ def summarize_condition(res, path: str) -> str:
     if "n_samples" in res:
         sizes = dict(zip(labels, res.n_samples.values.tolist(), strict=True))
         lines.append("Sample sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()) + ".")
-        if len(set(sizes.values())) > 1:
+        if "common_n" in attrs:
+            lines.append(
+                f"Every family is the mean over {attrs.get('n_subsamples')} subsamples of "
+                f"{attrs['common_n']} samples per set, so sizes do not bias the verdicts."
+            )
+        elif len(set(sizes.values())) > 1:
             lines.append("")
             lines.append(
                 "> **Warning:** the sets differ in size and every family depends on n; "
-                "subsample them to a common size before reading these verdicts as differences "
-                "between the generators."
+                "profile them with `common_n='min'` before reading these verdicts as "
+                "differences between the generators."
             )
     lines.append("")
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
             lines += [f"- {line}" for line in _pair_lines(res, a, b)]
+            confidence = _confidence_line(res, a, b)
+            if confidence:
+                lines.append(f"  - {confidence}")
     return "\n".join(lines)
 
 

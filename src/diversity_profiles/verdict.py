@@ -38,8 +38,6 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 VERDICTS = ("dominates", "dominated", "tied", "crosses")
@@ -89,8 +87,16 @@ def axis_coordinate(theta: np.ndarray, axis: str) -> np.ndarray:
         return np.log(theta)
 
 
-def _from_u(u: float, axis: str) -> float:
-    return float(np.exp(u)) if axis == "log" else float(u)
+def _from_u(u: np.ndarray, axis: str) -> np.ndarray:
+    return np.exp(u) if axis == "log" else u
+
+
+def _midpoints(theta: np.ndarray, u: np.ndarray, lo: np.ndarray, hi: np.ndarray, axis: str):
+    """Middle of [theta_lo, theta_hi] along u; an infinite end gives the finite one."""
+    tl, th = theta[lo], theta[hi]
+    finite_u = np.isfinite(u[lo]) & np.isfinite(u[hi])
+    middle = np.where(finite_u, _from_u((u[lo] + u[hi]) / 2, axis), (tl + th) / 2)
+    return np.where(np.isinf(th), np.where(np.isfinite(tl), tl, th), middle)
 
 
 def crossings(
@@ -98,35 +104,30 @@ def crossings(
 ) -> list[float]:
     """Step 3: parameter values where the leading curve changes."""
     theta = np.asarray(theta, dtype=np.float64)
-    u = axis_coordinate(theta, axis)
     nonzero = np.flatnonzero(s)
-    out = []
-    for i, j in itertools.pairwise(nonzero):
-        if s[i] == s[j]:
-            continue
-        if j > i + 1:  # a tied run separates them: the crossing is that run
-            lo, hi = i + 1, j - 1
-            out.append(_midpoint(theta, u, lo, hi, axis))
-        elif step:
-            out.append(_midpoint(theta, u, i, j, axis))
-        else:
-            di, dj = float(a[i] - b[i]), float(a[j] - b[j])
-            r = di / (di - dj) if np.isfinite(di - dj) and di != dj else 0.5
-            if np.isinf(theta[j]):
-                out.append(float(theta[i]))
-            elif not np.isfinite(u[i]):  # theta = 0 on a log axis: interpolate in theta
-                out.append(float(theta[i] + r * (theta[j] - theta[i])))
-            else:
-                out.append(_from_u(u[i] + r * (u[j] - u[i]), axis))
-    return out
-
-
-def _midpoint(theta: np.ndarray, u: np.ndarray, i: int, j: int, axis: str) -> float:
-    if np.isinf(theta[j]):
-        return float(theta[i]) if np.isfinite(theta[i]) else float(theta[j])
-    if not (np.isfinite(u[i]) and np.isfinite(u[j])):
-        return float((theta[i] + theta[j]) / 2)
-    return _from_u((u[i] + u[j]) / 2, axis)
+    i, j = nonzero[:-1], nonzero[1:]
+    change = s[i] != s[j]
+    i, j = i[change], j[change]
+    if i.size == 0:
+        return []
+    u = axis_coordinate(theta, axis)
+    plateau = j > i + 1  # a tied run separates them: the crossing is that run
+    lo, hi = np.where(plateau, i + 1, i), np.where(plateau, j - 1, j)
+    middle = _midpoints(theta, u, lo, hi, axis)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        di = np.asarray(a, float)[i] - np.asarray(b, float)[i]
+        dj = np.asarray(a, float)[j] - np.asarray(b, float)[j]
+        r = np.where(np.isfinite(di - dj) & (di != dj), di / (di - dj), 0.5)
+        line = np.where(
+            np.isinf(theta[j]),
+            theta[i],
+            np.where(
+                np.isfinite(u[i]),
+                _from_u(u[i] + r * (u[j] - u[i]), axis),
+                theta[i] + r * (theta[j] - theta[i]),  # theta = 0 on a log axis
+            ),
+        )
+    return np.where(plateau | step, middle, line).tolist()
 
 
 def share_ahead(
