@@ -72,6 +72,9 @@ def bootstrap(
         return item.subset(distinct, counts)
 
     fams = [f for f in fams if f.name in BOOTSTRAPPED]
+    if any(f.name == "energy" for f in fams):
+        for item in cond.sets:
+            item.D  # noqa: B018 - form each distance matrix once; resamples slice it
     return _replicates(cond, fams, grids, draw, n_boot, seed) if fams else {}
 
 
