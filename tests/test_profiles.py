@@ -275,3 +275,10 @@ def test_missing_similarities_and_oversized_requests():
         )
     with pytest.raises(MemoryError, match=r"1000000 × 1000000 float64.*vendi_score_dual"):
         check_pairwise_memory(1_000_000, "profiles", what="distances of set 'big'")
+
+
+def test_import_stays_light():
+    heavy = "{'scipy', 'xarray', 'ortools'}"
+    code = f"import sys, diversity_profiles; print(sorted({heavy} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

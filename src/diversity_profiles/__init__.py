@@ -4,8 +4,8 @@
 >>> dp.vendi_score([[1.0, 0.0], [0.0, 1.0]])
 2.0
 
-Submodules load on first use, so ``import diversity_profiles`` stays fast; the
-``tree.dp`` accessor is registered as soon as xarray is imported.
+scipy and xarray load on first use, so ``import diversity_profiles`` stays fast;
+the ``tree.dp`` accessor is registered as soon as xarray is imported.
 """
 
 from __future__ import annotations
@@ -17,23 +17,19 @@ import sys
 
 __version__ = "0.1.0"
 
-# Family modules import only numpy at load time (scipy inside functions), so they
-# load eagerly: a function named like its module (energy, magnitude, circles) must
-# be bound here, or importing the submodule would shadow it with the module.
+# Every module imports only numpy at load time (scipy and xarray inside the
+# functions that need them), so all load eagerly. They must: a function named
+# like its module (energy, magnitude, circles, profiles, compare) has to be bound
+# here, or importing the submodule later would shadow it with the module.
 from .circles import circles
+from .compare import compare
 from .distances import pairwise_distances
 from .energy import CoincidentPointsWarning, energy
+from .families import FAMILIES
 from .magnitude import magnitude
+from .profiles import merge, profiles
 from .scalefree import average_distance, richness
 from .vendi import vendi_score, vendi_score_dual
-
-# The profile layer needs xarray (slow to import): loaded on first use.
-_LAZY = {
-    "profiles": "profiles",
-    "merge": "profiles",
-    "compare": "compare",
-    "FAMILIES": "families",
-}
 
 __all__ = [
     "FAMILIES",
@@ -51,18 +47,6 @@ __all__ = [
     "vendi_score",
     "vendi_score_dual",
 ]
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'diversity_profiles' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
 
 
 class _RegisterAccessorAfterXarray(importlib.abc.MetaPathFinder):

@@ -23,23 +23,23 @@ DISTANCES = (*EMBEDDING_DISTANCES, "precomputed")
 _CLOSE = 1e-4
 
 
-def _unit_rows(X: np.ndarray, func: str) -> np.ndarray:
+def _unit_rows(X: np.ndarray, func: str, name: str) -> np.ndarray:
     norms = np.linalg.norm(X, axis=1)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
         raise ValueError(
-            f"{func}: {zero.size} embedding row(s) are all zeros (first: row {zero[0]}); the "
+            f"{func}: {zero.size} row(s) of {name} are all zeros (first: row {zero[0]}); the "
             f"cosine distance is undefined for them. Drop those rows or use distance='euclidean'."
         )
     return X / norms[:, None]
 
 
-def _check_binary(X: np.ndarray, func: str) -> None:
+def _check_binary(X: np.ndarray, func: str, name: str) -> None:
     if not np.isin(X, (0.0, 1.0)).all():
-        bad = X[~np.isin(X, (0.0, 1.0))][0]
+        bad = float(X[~np.isin(X, (0.0, 1.0))][0])
         raise ValueError(
-            f"{func}: the Tanimoto/Jaccard distance needs binary fingerprints (0/1 or bool). "
-            f"Got the value {bad!r}. Binarise the features or use distance='cosine'."
+            f"{func}: the Tanimoto/Jaccard distance needs binary fingerprints (0/1 or bool) in "
+            f"{name}. Got the value {bad!r}. Binarise the features or use distance='cosine'."
         )
 
 
@@ -49,9 +49,9 @@ def prepare_embeddings(X: ArrayLike, distance: str, func: str, name: str = "X") 
     if arr.shape[1] == 0:
         raise ValueError(f"The {name!r} argument of {func} has no features (shape {arr.shape}).")
     if distance == "cosine":
-        return _unit_rows(arr, func)
+        return _unit_rows(arr, func, name)
     if distance in ("tanimoto", "jaccard"):
-        _check_binary(arr, func)
+        _check_binary(arr, func, name)
     return arr
 
 

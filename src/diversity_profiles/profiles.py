@@ -311,10 +311,9 @@ def merge(trees: Sequence) -> object:
 
     Examples
     --------
-    >>> a = profiles({"A": [[0.], [1.]], "B": [[0.], [2.]]}, representation="x",
-    ...              distance="euclidean", families="richness")
-    >>> b = profiles({"A": [[0.], [1.]], "B": [[0.], [2.]]}, representation="x",
-    ...              distance="cosine", families="richness")
+    >>> sets = {"A": [[1., 0.], [0., 1.]], "B": [[1., 1.], [2., 0.]]}
+    >>> a = profiles(sets, representation="x", distance="euclidean", families="richness")
+    >>> b = profiles(sets, representation="x", distance="cosine", families="richness")
     >>> sorted(merge([a, b]).dp.conditions)
     ['x/cosine', 'x/euclidean']
     """
