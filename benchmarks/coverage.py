@@ -58,7 +58,7 @@ def truths(k: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {
         "vendi": np.array([hill(q) for q in QS]),
         "average_distance": np.array([1 - mean @ mean]),
-        "energy": np.array([-np.mean(d ** -s) for s in SS]),
+        "energy": np.array([-np.mean(d**-s) for s in SS]),
     }
 
 
@@ -81,9 +81,14 @@ def main() -> None:
     for rep in range(args.reps):
         sets = {f"k={k}": mixture(rng, k, args.n) for k in truth}
         tree = dp.profiles(
-            sets, representation="mixture", distance="cosine",
+            sets,
+            representation="mixture",
+            distance="cosine",
             families=["vendi", "average_distance", "energy"],
-            domains={"vendi": QS, "energy": SS}, n_boot=args.boot, ci=args.ci, seed=rep,
+            domains={"vendi": QS, "energy": SS},
+            n_boot=args.boot,
+            ci=args.ci,
+            seed=rep,
         )
         ds = tree["mixture/cosine"].to_dataset()
         for k in truth:
@@ -97,19 +102,28 @@ def main() -> None:
         more, fewer = f"k={args.k + 1}", f"k={args.k}"
         for fam in right:
             verdict = str(res.verdict_ci.sel(set_a=more, set_b=fewer, family=fam).values)
-            expected = "dominates" if fam != "energy" or truth[args.k + 1]["energy"][0] > truth[args.k]["energy"][0] else "dominated"
+            expected = (
+                "dominates"
+                if fam != "energy" or truth[args.k + 1]["energy"][0] > truth[args.k]["energy"][0]
+                else "dominated"
+            )
             right[fam] += verdict == expected
             wrong[fam] += verdict in ("dominates", "dominated") and verdict != expected
     elapsed = time.perf_counter() - start
     report = {
-        "nominal": args.ci, "reps": args.reps, "n": args.n, "n_boot": args.boot,
+        "nominal": args.ci,
+        "reps": args.reps,
+        "n": args.n,
+        "n_boot": args.boot,
         "coverage": {f"k={k}": {f: hits[k][f] / points[k][f] for f in hits[k]} for k in hits},
         "confident_verdict_right": {f: right[f] / args.reps for f in right},
         "confident_verdict_wrong": {f: wrong[f] / args.reps for f in wrong},
         "seconds": round(elapsed, 1),
     }
     print(json.dumps(report, indent=2))
-    Path(__file__).with_name("coverage_results.json").write_text(json.dumps(report, indent=2) + "\n")
+    Path(__file__).with_name("coverage_results.json").write_text(
+        json.dumps(report, indent=2) + "\n"
+    )
 
 
 if __name__ == "__main__":
