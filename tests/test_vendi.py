@@ -196,3 +196,14 @@ def test_bad_orders_and_weights():
         dp.vendi_score_dual([[0.0, 0.0], [1.0, 0.0]])
     with pytest.raises(ValueError, match=r"non-finite"):
         dp.vendi_score_dual(np.array([[np.inf, 0.0], [1.0, 0.0]], dtype=np.float32))
+
+
+def test_slightly_negative_eigenvalues_are_clipped_not_rejected():
+    # A rank-4 cosine kernel pushed to an eigenvalue of -1e-9 along one of its null directions.
+    rng = np.random.default_rng(11)
+    X, K = random_cosine_kernel(rng, 20, 4)
+    null = np.linalg.eigh(K)[1][:, 0]
+    K_bad = K - 1e-9 * np.outer(null, null)
+    assert np.linalg.eigvalsh(K_bad).min() < -5e-10
+    assert dp.vendi_score(K_bad, ORDERS) == pytest.approx(dp.vendi_score(K, ORDERS), rel=1e-6)
+    assert dp.vendi_score(K_bad, 0) == 4
