@@ -78,20 +78,27 @@ def test_points_on_a_line(seed):
     np.testing.assert_allclose(magnitude(D, ts), expected, rtol=1e-12)
 
 
-def test_complete_bipartite_k32_is_not_positive_definite():
-    # Path metric of K_{3,2}. By symmetry the weighting takes one value per part; solving
-    # that 2 × 2 system gives Mag = (5 − 7q)/((1 + q)(1 − 2q²)), q = e^(−t): a pole at
-    # t = ln √2 and negative values for ln(7/5) < t < ln √2.
-    D = np.full((5, 5), 1.0)
-    D[:3, :3] = D[3:, 3:] = 2.0
+@pytest.mark.parametrize(
+    ("m", "k", "pole"), [(3, 2, math.log(math.sqrt(2))), (4, 2, math.log(math.sqrt(3)))]
+)
+def test_complete_bipartite_graphs_are_not_positive_definite(m, k, pole):
+    # Path metric of K_{m,k}. By symmetry the weighting takes one value per part; solving
+    # that 2 × 2 system gives, with q = e^(−t),
+    # Mag = (m + k − 2mkq + (2mk − m − k)q²) / ((1 + (m−1)q²)(1 + (k−1)q²) − mkq²).
+    # K_{3,2} has a pole at t = ln √2 (Sherman–Morrison range), K_{4,2} at t = ln √3
+    # (Cholesky range), and negative magnitudes just below each.
+    n = m + k
+    D = np.full((n, n), 1.0)
+    D[:m, :m] = D[m:, m:] = 2.0
     np.fill_diagonal(D, 0.0)
-    ts = np.array([0.01, 0.1, 0.3, 0.34, 0.335, 0.36, 0.5, 1.0, 3.0, 30.0])
+    ts = np.array([0.01, 0.1, 0.3, 0.34, 0.36, 0.5, 0.53, 0.57, 0.7, 1.0, 3.0, 30.0])
     q = np.exp(-ts)
-    expected = (5 - 7 * q) / ((1 + q) * (1 - 2 * q**2))
-    np.testing.assert_allclose(magnitude(D, ts), expected, rtol=1e-10)
-    with pytest.warns(RuntimeWarning, match=r"singular.*t=0\.34657"):
-        at_pole = magnitude(D, [math.log(math.sqrt(2)), 1.0])
-    assert math.isnan(at_pole[0]) and at_pole[1] == pytest.approx(expected[7], rel=1e-12)
+    num = m + k - 2 * m * k * q + (2 * m * k - m - k) * q**2
+    den = (1 + (m - 1) * q**2) * (1 + (k - 1) * q**2) - m * k * q**2
+    np.testing.assert_allclose(magnitude(D, ts), num / den, rtol=1e-10)
+    with pytest.warns(RuntimeWarning, match=rf"singular.*t={pole!r}"):
+        at_pole = magnitude(D, [pole, 1.0])
+    assert math.isnan(at_pole[0]) and at_pole[1] == pytest.approx(num[9] / den[9], rel=1e-12)
 
 
 # --- 50-digit references ----------------------------------------------------------------
@@ -118,6 +125,21 @@ def test_against_mpmath(name, D):
     for t, value in zip(ts, got, strict=True):
         ref = mp_magnitude(D, t)
         assert abs(value - ref) <= 1e-10 * abs(ref), (name, t, value, ref)
+
+
+def test_indefinite_z_against_mpmath():
+    # A non-metric D whose Z_t is indefinite at some t above the Sherman–Morrison range:
+    # Cholesky fails there and the symmetric indefinite solve of Z_t takes over.
+    rng = np.random.default_rng(17)
+    D = rng.uniform(0.0, 1.0, size=(8, 8))
+    D = (D + D.T) / 2
+    np.fill_diagonal(D, 0.0)
+    ts = np.geomspace(0.3, 30, 41) / median_distance(D)
+    mean = D.sum() / 56
+    assert any(t * mean >= 0.5 and np.linalg.eigvalsh(np.exp(-t * D))[0] < 0 for t in ts)
+    for t, value in zip(ts, magnitude(D, ts), strict=True):
+        ref = mp_magnitude(D, t)
+        assert abs(value - ref) <= 1e-10 * abs(ref), (t, value, ref)
 
 
 def test_small_t_keeps_digits_of_mag_minus_one():
@@ -152,6 +174,29 @@ def test_duplicated_rows_equal_deduplicated_set():
 def test_all_points_identical():
     assert magnitude(np.zeros((4, 4)), 3.0) == 1.0
     assert _magnitude_scale_range(np.zeros((3, 3))) == (1.0, 1.0)
+
+
+def test_near_duplicates_against_mpmath():
+    # Pairs 1e-9 and 1e-5 apart: Z_t is far too ill-conditioned for a float32 factor at
+    # moderate t, yet the magnitude itself is well-conditioned.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(10, 3))
+    X[1], X[3] = X[0] + 1e-9, X[2] + 1e-5
+    D = cdist(X, X)
+    for t in np.geomspace(1e-6, 1e7, 14):
+        ref = mp_magnitude(D, t)
+        assert abs(magnitude(D, t) - ref) <= 1e-10 * ref, t
+
+
+def test_points_closer_than_working_precision_merge():
+    X = np.random.default_rng(6).normal(size=(12, 2))
+    D = cdist(X, X)
+    near = np.zeros((13, 13))  # a 13th point 1e-200 away from point 4
+    near[:12, :12] = D
+    near[12, :12] = near[:12, 12] = D[4]
+    near[4, 12] = near[12, 4] = 1e-200
+    ts = np.geomspace(1e-6, 1e6, 25)
+    np.testing.assert_allclose(magnitude(near, ts), magnitude(D, ts), rtol=1e-12)
 
 
 # --- properties -------------------------------------------------------------------------

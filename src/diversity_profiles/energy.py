@@ -15,9 +15,9 @@ class CoincidentPointsWarning(UserWarning):
     """Two samples sit at distance zero, so their energy term is infinite."""
 
 
-def _warn_coincident(n_zero_pairs: int, func: str) -> None:
+def _warn_coincident(n_zero_pairs: float, func: str) -> None:
     warnings.warn(
-        f"{func}: {n_zero_pairs} pair(s) of samples are at distance 0, so D^(-s) is infinite "
+        f"{func}: {n_zero_pairs:g} pair(s) of samples are at distance 0, so D^(-s) is infinite "
         f"and the energy is -inf for every s > 0. De-duplicate the set (see richness) if the "
         f"duplicates are not meaningful.",
         CoincidentPointsWarning,
@@ -81,10 +81,12 @@ def energy(D: ArrayLike, s: ArrayLike):
     return float(out[0]) if scalar else out.reshape(np.shape(s))
 
 
-def _energy_from_histogram(hist: LogDistanceHistogram, ss: np.ndarray) -> np.ndarray:
+def _energy_from_histogram(
+    hist: LogDistanceHistogram, ss: np.ndarray, where: str = "energy profile"
+) -> np.ndarray:
     """Energies for every exponent from a log-distance histogram (no pass over pairs)."""
     if hist.n_zero:
-        _warn_coincident(hist.n_zero, "energy profile")
+        _warn_coincident(hist.n_zero, where)
         return np.full(ss.size, -np.inf)
     return -hist.mean_power(ss)
 

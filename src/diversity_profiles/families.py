@@ -126,7 +126,8 @@ def _s_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
 def _energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> Result:
     from .energy import _energy_from_histogram
 
-    return {"energy": (_energy_from_histogram(item.histogram, ss), {})}
+    where = f"energy profile of set {item.label!r}"
+    return {"energy": (_energy_from_histogram(item.histogram, ss, where), {})}
 
 
 # --- Scale-free ------------------------------------------------------------

@@ -196,8 +196,11 @@ class _Solver:
         value = self._mixed_precision()
         if value is not None:
             return value
+        anorm = float(np.abs(self.buf).sum(axis=1).max())
         chol, info = self.lapack.dpotrf(self.work, lower=1, clean=0, overwrite_a=1)
         if info == 0:
+            if self.lapack.dpocon(chol, anorm, uplo="L")[0] <= _EPS:
+                return math.nan  # just past a pole of a non-Euclidean space
             # Mag = 1ᵀ(LLᵀ)⁻¹1 = ‖L⁻¹1‖²: one triangular solve, positive by construction.
             y, info = self.lapack.dtrtrs(chol, self.ones, lower=1)
             if info == 0:
@@ -208,27 +211,28 @@ class _Solver:
     def _mixed_precision(self) -> float | None:
         """Mag from a float32 Cholesky factor of Z, refined against the float64 Z in buf.
 
-        For any trial w with residual r = 1 − Zw, exactly Mag = 1ᵀw + wᵀr + rᵀZ⁻¹r. With
-        rᵀZ⁻¹r ≈ rᵀdw (dw the float32 correction) the error is third order in the float32
-        solve's relative error ρ ≈ ‖dw‖/‖w‖; accept once ρ·rᵀdw ≤ 1e-13·Mag (measured: one
-        correction for cond(Z) ≲ 1e4). The float32 factorisation takes ~1/3 of the float64
-        one. None when it fails or stalls (cond(Z) ≳ 1e7): the caller factorises in float64.
+        For any trial w with residual r = 1 − Zw, exactly Mag = 1ᵀw + wᵀr + rᵀZ⁻¹r, and
+        rᵀZ⁻¹r ≥ 0 is second order in the error of w. It is estimated by rᵀdw, dw being the
+        float32 correction; refine until it is below 1e-15·Mag (one or two corrections when
+        cond(Z) ≲ 1e5). The float32 factorisation costs ~1/3 of the float64 one. None when
+        it fails or stalls (cond(Z) ≳ 1e7): the caller then factorises in float64.
         """
         np.copyto(self.buf32, self.buf, casting="same_kind")
         chol, info = self.lapack.spotrf(self.work32, lower=1, clean=0, overwrite_a=1)
         if info != 0:
             return None
         w = self._solve32(chol, self.ones)
-        for _ in range(4):
+        previous = math.inf
+        for _ in range(6):
             r = self.ones - self.blas.dsymv(1.0, self.work, w, lower=1)
             dw = self._solve32(chol, r)
             delta = float(r @ dw)
             value = float(w.sum() + w @ r) + delta
-            rho = float(np.abs(dw).max() / np.abs(w).max())
-            if not math.isfinite(value) or rho > 0.5:
-                return None
-            if abs(delta) * rho <= 1e-13 * abs(value):
+            if not (math.isfinite(value) and abs(delta) < previous / 4):
+                return None  # diverging or stalled: float32 cannot resolve this Z
+            if abs(delta) <= 1e-15 * abs(value):
                 return value
+            previous = abs(delta)
             w += dw
         return None
 
