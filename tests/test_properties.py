@@ -36,7 +36,7 @@ def _profile(X, family, seed=0):
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-@pytest.mark.filterwarnings("ignore::diversity_profiles.CoincidentPointsWarning")  # duplicates drawn
+@pytest.mark.filterwarnings("ignore::diversity_profiles.CoincidentPointsWarning")  # duplicates
 @SETTINGS
 @given(X=point_sets(), data=st.data())
 def test_every_family_is_invariant_to_the_order_of_samples(family, X, data):

@@ -201,7 +201,7 @@ def test_bad_orders_and_weights():
 def test_slightly_negative_eigenvalues_are_clipped_not_rejected():
     # A rank-4 cosine kernel pushed to an eigenvalue of -1e-9 along one of its null directions.
     rng = np.random.default_rng(11)
-    X, K = random_cosine_kernel(rng, 20, 4)
+    _, K = random_cosine_kernel(rng, 20, 4)
     null = np.linalg.eigh(K)[1][:, 0]
     K_bad = K - 1e-9 * np.outer(null, null)
     assert np.linalg.eigvalsh(K_bad).min() < -5e-10
