@@ -103,6 +103,12 @@ class DiversityProfilesAccessor:
 
         return compare(self._tree, **kwargs)
 
+    def plot(self, condition: str | None = None, *, crossings: bool = True):
+        """Altair charts of every family: see :func:`diversity_profiles.plotting.plot_profiles`."""
+        from .plotting import plot_profiles
+
+        return plot_profiles(self._tree, condition, crossings=crossings)
+
     def summary(self, **kwargs) -> str:
         """Markdown conclusions with their conditions (compares first if needed)."""
         from .summary import summary

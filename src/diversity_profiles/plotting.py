@@ -1,0 +1,174 @@
+"""Static Altair charts of a profile tree: one panel per family, bands and crossings.
+
+Builders return charts and never display them, so users can restyle, compose
+and save them (``chart.save("profiles.svg")`` renders offline with vl-convert).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .families import FAMILIES
+
+#: Okabe–Ito: distinguishable with the common colour-vision deficiencies.
+OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
+
+_AXIS_TITLE = {"q": "order q", "t": "scale t", "tau": "threshold τ", "s": "exponent s"}
+
+
+def _palette(labels: list[str]) -> dict:
+    import altair as alt
+
+    colours = OKABE_ITO if len(labels) <= len(OKABE_ITO) else None
+    scale = (
+        alt.Scale(domain=labels, range=colours)
+        if colours
+        else alt.Scale(domain=labels, scheme="tableau20")
+    )
+    return {"scale": scale, "legend": alt.Legend(title="set")}
+
+
+def _curve_frame(ds, family: str):
+    """Tidy rows of one family: set, x, value, and the band (ci or certified bounds)."""
+    import pandas as pd
+
+    fam = FAMILIES[family]
+    grid = ds[fam.parameter].values
+    keep = np.isfinite(grid) & ((grid > 0) if fam.axis == "log" else True)
+    rows = []
+    band_lower = ds.get(f"{family}_ci_lower")
+    band_upper = ds.get(f"{family}_ci_upper")
+    if family == "circles" and band_lower is None:
+        band_lower, band_upper = ds["circles"], ds.get("circles_upper")
+    for k, label in enumerate(ds["set"].values):
+        frame = pd.DataFrame(
+            {"set": str(label), "x": grid[keep], "value": ds[family].values[k][keep]}
+        )
+        if band_lower is not None and band_upper is not None:
+            frame["lower"] = band_lower.values[k][keep]
+            frame["upper"] = band_upper.values[k][keep]
+        rows.append(frame)
+    return pd.concat(rows, ignore_index=True), int((~keep).sum())
+
+
+def _crossing_frame(comparison, family: str):
+    import pandas as pd
+
+    res = comparison
+    rows = []
+    labels = [str(s) for s in res.set_a.values]
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            locs = res.crossings.sel(set_a=a, set_b=b, family=family).values
+            rows += [{"x": float(x), "pair": f"{a} × {b}"} for x in locs if np.isfinite(x)]
+    return pd.DataFrame(rows, columns=["x", "pair"])
+
+
+def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str):
+    import altair as alt
+
+    fam = FAMILIES[family]
+    data, hidden = _curve_frame(ds, family)
+    axis_title = _AXIS_TITLE.get(fam.parameter, fam.parameter)
+    scale = alt.Scale(type="log") if fam.axis == "log" else alt.Scale(zero=False)
+    x = alt.X("x:Q", title=axis_title + (" (log)" if fam.axis == "log" else ""), scale=scale)
+    base = alt.Chart(data)
+    layers = []
+    if "lower" in data:
+        band_colour = alt.Color("set:N", scale=colour["scale"], legend=None)
+        layers.append(
+            base.mark_area(opacity=0.18).encode(x=x, y="lower:Q", y2="upper:Q", color=band_colour)
+        )
+    layers.append(
+        base.mark_line(interpolate="step-after" if fam.step else "linear").encode(
+            x=x,
+            y=alt.Y("value:Q", title=fam.long_name),
+            color=alt.Color("set:N", **colour),
+            tooltip=["set:N", alt.Tooltip("x:Q", title=fam.parameter), "value:Q"],
+        )
+    )
+    crossings = _crossing_frame(comparison, family) if comparison is not None else None
+    if crossings is not None and len(crossings):
+        layers.append(
+            alt.Chart(crossings)
+            .mark_rule(strokeDash=[4, 3], color="#555")
+            .encode(
+                x=alt.X("x:Q", scale=scale),
+                tooltip=["pair:N", alt.Tooltip("x:Q", title="crossing")],
+            )
+        )
+    subtitle = [title_suffix]
+    if hidden:
+        subtitle.append(f"{hidden} grid point(s) off the log axis (e.g. q = 0, ∞) not drawn")
+    return alt.layer(*layers).properties(
+        title=alt.TitleParams(fam.long_name, subtitle=subtitle), width=260, height=180
+    )
+
+
+def _scalefree_chart(ds, family: str, colour: dict, title_suffix: str):
+    import altair as alt
+    import pandas as pd
+
+    data = pd.DataFrame(
+        {
+            "set": [str(s) for s in ds["set"].values],
+            "value": np.asarray(ds[family].values, dtype=float),
+        }
+    )
+    return (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            y=alt.Y("set:N", title=None, sort=None),
+            x=alt.X("value:Q", title=FAMILIES[family].long_name),
+            color=alt.Color("set:N", **colour),
+            tooltip=["set:N", "value:Q"],
+        )
+        .properties(
+            title=alt.TitleParams(FAMILIES[family].long_name, subtitle=title_suffix),
+            width=260,
+            height=18 * len(data),
+        )
+    )
+
+
+def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True):
+    """One chart per family of a condition, each set a coloured curve.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        A result of :func:`profiles`.
+    condition : str, optional
+        Which condition path; the first one by default.
+    crossings : bool, default True
+        Mark the crossing parameters found by :func:`compare` as dashed rules.
+
+    Returns
+    -------
+    altair.ConcatChart
+        Curves with their bands (bootstrap bands, or Circles' certified bounds),
+        titled with the family and the condition; scale-free families as bars.
+    """
+    import altair as alt
+
+    from .accessor import conditions_of
+    from .compare import compare
+
+    path = condition or conditions_of(tree)[0]
+    ds = tree[path].to_dataset()
+    labels = [str(s) for s in ds["set"].values]
+    colour = _palette(labels)
+    comparison = compare(tree)[path].to_dataset() if crossings and len(labels) > 1 else None
+    suffix = f"{ds.attrs.get('representation')} / {ds.attrs.get('distance')}"
+    charts = []
+    for name, fam in FAMILIES.items():
+        if name not in ds.data_vars:
+            continue
+        if fam.parameter is None:
+            charts.append(_scalefree_chart(ds, name, colour, suffix))
+        else:
+            charts.append(_family_chart(ds, comparison, name, colour, suffix))
+    return alt.concat(*charts, columns=2).properties(
+        title=alt.TitleParams(f"Diversity profiles — {path}", anchor="start")
+    )
