@@ -283,3 +283,17 @@ def test_import_stays_light():
     code = f"import sys, diversity_profiles; print(sorted({heavy} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_non_psd_gaussian_kernel_of_a_precomputed_distance_names_the_fix():
+    # K_{3,3}'s shortest-path metric is not Euclidean: at this bandwidth exp(-d^2/2h^2) is not PSD.
+    D = np.where(np.add.outer(np.arange(6) < 3, np.arange(6) < 3) == 1, 1.0, 2.0)
+    np.fill_diagonal(D, 0.0)
+    with pytest.raises(ValueError, match=r"not positive semidefinite.*pass similarities="):
+        dp.profiles(
+            {"a": D, "b": D},
+            representation="g",
+            distance="precomputed",
+            families="vendi",
+            bandwidth=2.0,
+        )

@@ -62,7 +62,16 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
     else:
         raw = _spectrum_of_kernel(cond.similarity(item), p)
         size = item.n
-    lam = _clean_spectrum(raw, f"profiles (vendi, set {item.label!r})", size)
+    try:
+        lam = _clean_spectrum(raw, f"profiles (vendi, set {item.label!r})", size)
+    except ValueError as exc:
+        if cond.distance != "precomputed" or cond.kernel != "gaussian":
+            raise
+        raise ValueError(
+            f"{exc} The Gaussian kernel of a precomputed distance is positive semidefinite only "
+            f"when the distance is Euclidean; pass similarities={{label: K, ...}} with a PSD "
+            f"kernel for Vendi, or leave 'vendi' out of families."
+        ) from None
     return {"vendi": (_vendi_from_spectrum(lam, qs), {})}
 
 
