@@ -8,7 +8,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import cdist
@@ -238,8 +238,7 @@ def test_limits(X):
 @given(arrays(np.float64, st.integers(2, 12), elements=st.floats(-50, 50)))
 def test_monotone_on_the_line(x):
     D = line(x)
-    if D.max() == 0:
-        return
+    assume(D.max() > 1e-300)  # the scales below must stay finite
     ts = np.geomspace(1e-6, 1e6, 60) / D.max()
     values = magnitude(D, ts)
     assert np.all(np.diff(values) >= -1e-12 * values[1:])

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import check_distance_matrix, check_parameter
+from ._validation import check_distance_matrix, check_pairwise_memory, check_parameter
 
 __all__ = ["magnitude"]
 
@@ -20,13 +20,16 @@ __all__ = ["magnitude"]
 # Why 0.5: against 50-digit mpmath (n ≤ 40) and long-double-refined references (n ≤ 2000;
 # uniform points in R, R², R³, R¹⁰, Gaussian, multi-scale clusters, outliers) both routes
 # stayed within 2e-15 relative error of Mag for 0.1 ≤ t·mean(D) ≤ 1. Outside that band each
-# one degrades in its own direction: the Sherman–Morrison quotient c/(c − t) amplifies the
-# error of c by Mag itself (6e-15 at Mag ≈ 6, 4e-12 at Mag = 2000), while Cholesky of
-# Z_t ≈ 11ᵀ keeps Mag to ~1e-15 but Mag − 1 only to absolute 1e-15, and fails outright
-# (Z_t not positive definite in float64) near t·mean(D) ≈ 1e-12 at n = 1500.
+# degrades its own way: c/(c − t) amplifies the error of c by Mag itself (6e-15 at Mag ≈ 6,
+# 4e-12 at Mag = 2000), while Cholesky of Z_t ≈ 11ᵀ gets Mag − 1 only to absolute 1e-15 and
+# fails outright (Z_t not positive definite in float64) near t·mean(D) ≈ 1e-12 at n = 1500.
 _SM_SWITCH = 0.5
-# Near-duplicates: at scale t, points closer than _MERGE·min(mean(D), 1/t) are merged.
+# At scale t, points closer than _MERGE·min(mean(D), 1/t) are one point to working precision.
 _MERGE = 1e-12
+# Floors for the entries of Z_t (float64, float32 copy): tiny entries make the factorisations
+# form subnormal products, which slowed dpotrf 30× at large t. Flooring at 1e-20 moves Mag
+# by at most ~n·1e-20 relative; the float32 copy is only a preconditioner.
+_FLOOR64, _FLOOR32 = 1e-20, 1e-15
 _EPS = float(np.finfo(np.float64).eps)
 _SQRT_EPS = math.sqrt(_EPS)
 
@@ -49,23 +52,21 @@ def magnitude(D: ArrayLike, t: ArrayLike) -> float | np.ndarray:
 
     Notes
     -----
-    Magnitude rises from 1 as t → 0 towards the number of distinct points as t → ∞.
-    Points at distance exactly 0 from each other are one point: the result is the magnitude
-    of the de-duplicated space (one representative per connected component of the graph
-    ``D == 0``; for a pseudometric every choice gives the same space).
+    Magnitude rises from 1 as t → 0 towards the number of distinct points as t → ∞. Points
+    at distance exactly 0 are one point: the result is the magnitude of the de-duplicated
+    space (the first point of each connected component of the graph ``D == 0``).
 
-    For small t, ``Z_t`` tends to the singular ``11ᵀ``. There the exact rewrite
-    ``Z_t = 11ᵀ − t·E_t`` with ``E_t = −expm1(−t·D)/t`` and the Sherman–Morrison formula
-    give ``Mag(t) = c/(c − t)`` with ``c = 1ᵀ E_t⁻¹ 1`` ([2]_), solved with a symmetric
-    indefinite (Bunch–Kaufman) factorisation. For larger t, ``Mag(t) = ‖L⁻¹1‖²`` from the
-    Cholesky factor ``Z_t = LLᵀ`` (positive definite for subsets of Euclidean space [1]_);
-    if Cholesky fails (non-Euclidean D), ``Z_t`` is solved with the symmetric indefinite
-    factorisation. Where ``Z_t`` is singular to working precision (at a pole of the magnitude
-    function of a non-Euclidean D) the value is NaN and a ``RuntimeWarning`` names the scale.
-    Points closer than ``1e-12·min(mean(D), 1/t)`` are indistinguishable in float64 at
-    scale t and are merged for that t, which moves the result by about ``t·d/2 ≤ 5e-13``.
-    Against 50-digit references the relative error was below 1e-14 from
-    ``t = 1e-8/median(D)`` to the fully scattered regime.
+    As t → 0, ``Z_t`` tends to the singular ``11ᵀ``. There the exact rewrite
+    ``Z_t = 11ᵀ − t·E_t``, ``E_t = −expm1(−t·D)/t``, and the Sherman–Morrison formula [2]_
+    give ``Mag(t) = c/(c − t)`` with ``c = 1ᵀE_t⁻¹1`` (Bunch–Kaufman solve). For larger t,
+    ``Z_t`` is positive definite when D is Euclidean [1]_: a float32 Cholesky factor refined
+    against the float64 ``Z_t`` gives float64 accuracy at about a third of the cost, with
+    float64 Cholesky when float32 cannot resolve ``Z_t`` and Bunch–Kaufman when Cholesky
+    fails (non-Euclidean D). At a pole of the magnitude function of a non-Euclidean D,
+    ``Z_t`` is singular: the value is NaN and a ``RuntimeWarning`` names t. Points closer
+    than ``1e-12·min(mean(D), 1/t)`` are merged for that t (moving Mag by about
+    ``t·d/2 ≤ 5e-13``). Against 50-digit references the relative error stayed below 1e-14
+    from ``t = 1e-8/median(D)`` upwards.
 
     References
     ----------
@@ -89,6 +90,7 @@ def magnitude(D: ArrayLike, t: ArrayLike) -> float | np.ndarray:
     """
     D = check_distance_matrix(D, "magnitude")
     ts, scalar = check_parameter(t, "t", "magnitude", low=0.0, low_open=True)
+    check_pairwise_memory(D.shape[0], "magnitude", what="Z_t in float64 and float32", copies=2)
     values = _magnitude_values(D, ts)
     return float(values[0]) if scalar else values.reshape(np.shape(t))
 
@@ -108,7 +110,7 @@ def _distinct(D: np.ndarray, within: float = 0.0) -> np.ndarray:
 
 
 class _Solver:
-    """Buffers reused across t: one n × n work matrix, the ones vector, the LAPACK workspace."""
+    """Solves for one D, reusing its n × n float64 and float32 work matrices across t."""
 
     def __init__(self, D: np.ndarray):
         from scipy.linalg import blas, lapack  # scipy loads on first use, not on import
@@ -123,9 +125,10 @@ class _Solver:
         self.work, self.work32 = self.buf.T, self.buf32.T
         self.ones = np.ones(n)
         self.lwork = max(int(self.lapack.dsysv_lwork(n, lower=1)[0]), 1)
-        self.mean = self.nearest = 0.0
+        self.mean = self.nearest = self.dmax = 0.0
         if n > 1:
             self.mean = float(self.D.sum() - np.trace(self.D)) / (n * (n - 1))
+            self.dmax = float(self.D.max())
             np.copyto(self.buf, self.D)
             np.fill_diagonal(self.buf, np.inf)
             self.nearest = float(self.buf.min())
@@ -134,11 +137,9 @@ class _Solver:
         value = self._value(t)
         if not math.isfinite(value):
             warnings.warn(
-                f"magnitude: Z_t = exp(-t·D) is singular to working precision at t={t!r}, "
-                f"so the magnitude is undefined (or has no reliable digit) there. This "
-                f"happens at the poles of the magnitude function of a non-Euclidean D, or "
-                f"when points are closer than ~1e-15 of the scale without being exact "
-                f"duplicates (merge such points). Returning NaN for this t.",
+                f"magnitude: Z_t = exp(-t·D) is singular to working precision at t={t!r}: "
+                f"the magnitude is undefined there (a pole of the magnitude function; D is "
+                f"not Euclidean). Returning NaN for this t; other scales are unaffected.",
                 RuntimeWarning,
                 stacklevel=4,  # __call__ < _magnitude_values < magnitude < caller
             )
@@ -150,9 +151,8 @@ class _Solver:
             return 1.0
         within = _MERGE * min(self.mean, 1.0 / t)
         if self.nearest <= within:
-            # Points this close are one point to working precision at this scale; merging
-            # them moves Mag by about t·d/2 ≤ 5e-13 (exact for two points), while keeping
-            # them leaves Z_t or E_t singular to working precision.
+            # Merging moves Mag by about t·d/2 ≤ 5e-13 (exact for two points); keeping
+            # them would leave Z_t or E_t singular to working precision.
             return _Solver(_distinct(self.D, within))._value(t)
         with np.errstate(over="ignore", under="ignore"):
             return self._sherman_morrison(t) if t * self.mean < _SM_SWITCH else self._direct(t)
@@ -160,13 +160,12 @@ class _Solver:
     def _fill_z(self, t: float) -> None:
         np.multiply(self.D, -t, out=self.buf)
         np.exp(self.buf, out=self.buf)
+        if t * self.dmax > -math.log(_FLOOR64):
+            np.maximum(self.buf, _FLOOR64, out=self.buf)
         np.fill_diagonal(self.buf, 1.0)  # tolerate a validated, nearly-zero diagonal
 
     def _sysv(self, *, rcond: bool) -> float:
-        """Sum of x with work · x = 1 (symmetric indefinite, in place); NaN if singular.
-
-        With ``rcond``, also NaN when the matrix is singular to working precision.
-        """
+        """Sum of x, work · x = 1 (Bunch–Kaufman, in place); NaN if (numerically) singular."""
         anorm = float(np.abs(self.buf).sum(axis=1).max()) if rcond else 0.0
         lu, ipiv, x, info = self.lapack.dsysv(
             self.work, self.ones, lwork=self.lwork, lower=1, overwrite_a=1
@@ -178,22 +177,26 @@ class _Solver:
         return float(x.sum())
 
     def _sherman_morrison(self, t: float) -> float:
-        # Z_t = 11ᵀ − t·E_t exactly; E_t has a zero diagonal and tends to D as t → 0.
-        np.multiply(self.D, -t, out=self.buf)
-        np.expm1(self.buf, out=self.buf)
-        np.divide(self.buf, -t, out=self.buf)
+        # Z_t = 11ᵀ − t·E_t exactly, E_t = −expm1(−t·D)/t → D as t → 0. We factorise
+        # E_t/max(D) (entries ≤ 1 whatever the units of D) so Mag = c/(c − s), s = t·max(D).
+        s = t * self.dmax
+        if s < 1e-200:  # −expm1(−x) = x to double precision: no underflow in t·D
+            np.multiply(self.D, 1.0 / self.dmax, out=self.buf)
+        else:
+            np.multiply(self.D, -t, out=self.buf)
+            np.expm1(self.buf, out=self.buf)
+            np.divide(self.buf, -s, out=self.buf)
         np.fill_diagonal(self.buf, 0.0)
         # No rcond test: E_t can be ill-conditioned (close points) while c stays accurate.
+        # What can fail is c − s, cancelling to rounding level near a pole (|Mag| > 7e7).
         c = self._sysv(rcond=False)
-        # What can fail is c − t, which cancels to rounding level only near a pole of a
-        # non-Euclidean space (|Mag| > 1/sqrt(eps) ≈ 7e7): NaN there.
-        if not abs(c - t) > _SQRT_EPS * abs(c):
+        if not abs(c - s) > _SQRT_EPS * abs(c):
             return math.nan
-        return c / (c - t)
+        return c / (c - s)
 
     def _direct(self, t: float) -> float:
         self._fill_z(t)
-        value = self._mixed_precision()
+        value = self._mixed_precision(t)
         if value is not None:
             return value
         anorm = float(np.abs(self.buf).sum(axis=1).max())
@@ -208,7 +211,7 @@ class _Solver:
         self._fill_z(t)  # not positive definite (non-Euclidean D): dpotrf clobbered buf
         return self._sysv(rcond=True)
 
-    def _mixed_precision(self) -> float | None:
+    def _mixed_precision(self, t: float) -> float | None:
         """Mag from a float32 Cholesky factor of Z, refined against the float64 Z in buf.
 
         For any trial w with residual r = 1 − Zw, exactly Mag = 1ᵀw + wᵀr + rᵀZ⁻¹r, and
@@ -218,6 +221,8 @@ class _Solver:
         it fails or stalls (cond(Z) ≳ 1e7): the caller then factorises in float64.
         """
         np.copyto(self.buf32, self.buf, casting="same_kind")
+        if t * self.dmax > -math.log(_FLOOR32):
+            np.maximum(self.buf32, _FLOOR32, out=self.buf32)
         chol, info = self.lapack.spotrf(self.work32, lower=1, clean=0, overwrite_a=1)
         if info != 0:
             return None
@@ -291,44 +296,37 @@ def _logit(p: float) -> float:
 
 
 def _find_scale(solve: _Solver, bound: _BoundCurve, target: float, n: int) -> float:
-    """A t whose exact normalised magnitude f is within 0.3 of ``target`` in logit units
-    (and within 0.03 in absolute terms).
+    """A t whose exact normalised magnitude f is within 0.3 of ``target`` in logit(f)
+    and 0.03 in f, from at most four exact solves (else the closest one tried).
 
-    Start where the cheap lower bound reaches the target (an overestimate of t when Mag is
-    increasing); calibrate the bound's shape with that one exact solve, assuming
-    Mag(t) ≈ bound(α·t); then interpolate logit(exact normalised magnitude) linearly in
-    log t, inside a bracket once there is one. At most four exact solves; if none lands
-    within the tolerance, the closest is returned.
+    Start where the cheap lower bound reaches the target (too large a t, Mag being above
+    the bound); calibrate the bound to that exact value, assuming Mag(t) ≈ bound(α·t);
+    then interpolate logit(f) linearly in log t, within a bracket once there is one.
     """
     goal = _logit(target)
-    tries: list[tuple[float, float]] = []  # (log t, logit of exact normalised magnitude)
+    tries: list[tuple[float, float]] = []  # (log t, logit f) of the finite exact solves
     t = bound.scale_at(target)
     for k in range(4):
         f = (solve(t) - 1.0) / (n - 1)
-        g = _logit(f) if math.isfinite(f) else math.nan
-        tries.append((math.log(t), g))
-        if abs(g - goal) <= 0.3 and abs(f - target) <= 0.03:
-            return t
+        if math.isfinite(f):
+            if abs(_logit(f) - goal) <= 0.3 and abs(f - target) <= 0.03:
+                return t
+            tries.append((math.log(t), _logit(f)))
         if k == 0 and 1e-6 < f < 1.0 - 1e-12:
-            # Calibration: the bound reaches the observed value f at alpha·t.
-            t = t * t / bound.scale_at(f)
+            t = t * t / bound.scale_at(f)  # the bound reaches f at alpha·t: take t/alpha
             continue
-        ok = sorted(p for p in tries if math.isfinite(p[1]))
-        below = [p for p in ok if p[1] < goal]
-        above = [p for p in ok if p[1] > goal]
-        if below and above:  # bracket: the closest points on either side
-            (s0, g0), (s1, g1) = below[-1], above[0]
-        elif len(ok) >= 2:
-            (s0, g0), (s1, g1) = tries[-2], tries[-1]
-        else:
-            s1, g1 = tries[-1]
-            s0, g0 = s1 - 1.0, goal + (1.0 if not math.isfinite(g1) or g1 > goal else -1.0)
+        below = [p for p in tries if p[1] < goal]
+        above = [p for p in tries if p[1] > goal]
+        if below and above:  # a bracket: its closest ends
+            (s0, g0), (s1, g1) = max(below), min(above)
+        elif len(tries) >= 2:
+            (s0, g0), (s1, g1) = tries[-2:]
+        else:  # nothing to interpolate: step a factor e towards the target
+            t *= math.e if not tries or tries[-1][1] < goal else 1.0 / math.e
+            continue
         s = s1 + (goal - g1) * (s1 - s0) / (g1 - g0) if g1 != g0 else s1 + 0.5
-        t = math.exp(min(max(s, tries[-1][0] - 2.3), tries[-1][0] + 2.3))  # ≤ 10× per step
-    finite = [p for p in tries if math.isfinite(p[1])]
-    if not finite:
-        return math.exp(tries[0][0])
-    return math.exp(min(finite, key=lambda p: abs(p[1] - goal))[0])
+        t = math.exp(min(max(s, math.log(t) - 2.3), math.log(t) + 2.3))  # ≤ 10× per step
+    return math.exp(min(tries, key=lambda p: abs(p[1] - goal))[0]) if tries else t
 
 
 def _magnitude_scale_range(
