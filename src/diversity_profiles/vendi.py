@@ -54,31 +54,36 @@ def _clean_spectrum(eigenvalues: np.ndarray, func: str, size: int) -> np.ndarray
     return lam / lam.sum()
 
 
-def _hill_log(lam: np.ndarray, q: float) -> float:
-    """log of the order-q Hill number of the distribution ``lam`` (all entries > 0).
+def _hill_logs(lam: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """log of the order-q Hill numbers of the distribution ``lam`` (entries > 0), every q at once.
 
     Written so that every order is accurate: q near 1 uses log1p/expm1 (the
-    generic formula divides two quantities that both vanish), large q factors
-    out lambda_max (lambda^q underflows).
+    generic formula divides two quantities that both vanish), other orders factor
+    out lambda_max (lambda^q underflows for large q).
     """
     log_lam = np.log(lam)
-    if q == 0:
-        return float(np.log(lam.size))
-    if q == 1:
-        return float(-np.dot(lam, log_lam))
-    if np.isinf(q):
-        return float(-log_lam.max())
-    if abs(q - 1) < 0.5:
-        # sum(lam^q) = 1 + sum(lam * expm1((q-1) log lam)) because sum(lam) = 1.
-        return float(np.log1p(np.dot(lam, np.expm1((q - 1) * log_lam))) / (1 - q))
     top = log_lam.max()
-    log_sum = q * top + np.log(np.sum(np.exp(q * (log_lam - top))))
-    return float(log_sum / (1 - q))
+    out = np.empty(qs.shape)
+    out[qs == 0] = np.log(lam.size)
+    out[qs == 1] = -np.dot(lam, log_lam)
+    out[np.isinf(qs)] = -top
+    near = (np.abs(qs - 1) < 0.5) & (qs != 1)
+    if near.any():
+        # sum(lam^q) = 1 + sum(lam * expm1((q-1) log lam)) because sum(lam) = 1.
+        q = qs[near][:, None]
+        inner = np.expm1((q - 1) * log_lam[None, :]) @ lam
+        out[near] = np.log1p(inner) / (1 - qs[near])
+    far = ~near & (qs != 0) & (qs != 1) & np.isfinite(qs)
+    if far.any():
+        q = qs[far][:, None]
+        log_sum = q[:, 0] * top + np.log(np.exp(q * (log_lam[None, :] - top)).sum(axis=1))
+        out[far] = log_sum / (1 - qs[far])
+    return out
 
 
 def _vendi_from_spectrum(lam: np.ndarray, qs: np.ndarray) -> np.ndarray:
     """Vendi scores at orders ``qs`` from a cleaned, normalised spectrum."""
-    out = np.exp([_hill_log(lam, float(q)) for q in qs])
+    out = np.exp(_hill_logs(lam, np.asarray(qs, dtype=np.float64)))
     out[qs == 0] = lam.size  # the rank, exactly (exp(log k) can be off by an ulp)
     return out
 
