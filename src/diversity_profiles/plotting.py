@@ -149,6 +149,17 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
     altair.ConcatChart
         Curves with their bands (bootstrap bands, or Circles' certified bounds),
         titled with the family and the condition; scale-free families as bars.
+
+    Examples
+    --------
+    >>> import diversity_profiles as dp
+    >>> tree = dp.profiles({"A": [[1.], [2.], [3.]], "B": [[0.], [4.]]},
+    ...                    representation="line", distance="euclidean",
+    ...                    families=["circles", "richness"])
+    >>> chart = plot_profiles(tree)
+    >>> [panel["title"]["text"] for panel in chart.to_dict()["concat"]]
+    ['number of circles', 'richness (distinct items)']
+    >>> chart.save("profiles.svg")  # doctest: +SKIP
     """
     import altair as alt
 
