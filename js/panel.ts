@@ -1,0 +1,196 @@
+// One family's panel: a Vega-Lite chart of every set's curve, a two-handled
+// domain slider, and the dominance matrix for the current domain.
+import embed from "vega-embed";
+import type { View } from "vega";
+import type { FamilySpec } from "./model";
+import { crossings, shareAhead, signs, verdictOf, type Verdict } from "./verdict";
+
+// Okabe–Ito: distinguishable with the common colour-vision deficiencies (as plotting.py).
+export const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
+  "#CC79A7", "#000000"];
+const SYMBOL: Record<Verdict, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×" };
+const AXIS_NAME: Record<string, string> = { q: "order q", t: "scale t", tau: "threshold τ", s: "exponent s" };
+
+export interface Curve { values: Float64Array; lower: Float64Array | null; upper: Float64Array | null }
+
+export interface PairResult { a: number; b: number; verdict: Verdict; crossings: number[]; share: number }
+
+/** Verdicts of every ordered pair over grid indices [lo, hi] (the rule of verdict.ts). */
+export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[], lo: number,
+                             hi: number): PairResult[] {
+  const theta = grid.subarray(lo, hi + 1);
+  const out: PairResult[] = [];
+  for (let a = 0; a < curves.length; a++) {
+    for (let b = 0; b < curves.length; b++) {
+      if (a === b) continue;
+      const va = curves[a].values.subarray(lo, hi + 1);
+      const vb = curves[b].values.subarray(lo, hi + 1);
+      const s = signs(va, vb);
+      const verdict = verdictOf(s);
+      const axis = fam.parameter === null ? "none" : fam.axis;
+      out.push({
+        a, b, verdict,
+        crossings: verdict === "crosses" ? crossings(theta, va, vb, s, axis, fam.step) : [],
+        share: fam.parameter === null ? (s[0] > 0 ? 1 : 0) : shareAhead(theta, va, vb, s, axis, fam.step),
+      });
+    }
+  }
+  return out;
+}
+
+function chartSpec(fam: FamilySpec, condition: string, rows: object[], domain: object[]) {
+  const x = {
+    field: "x", type: "quantitative", title: `${AXIS_NAME[fam.parameter!] ?? fam.parameter}` +
+      (fam.axis === "log" ? " (log)" : ""),
+    scale: fam.axis === "log" ? { type: "log" } : { zero: false },
+  };
+  const color = { field: "set", type: "nominal", scale: { range: PALETTE }, legend: { title: "set" } };
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: fam.long_name, subtitle: condition },
+    width: 280, height: 170,
+    datasets: { curves: rows, domain },
+    layer: [
+      { data: { name: "domain" }, mark: { type: "rect", opacity: 0.08, color: "#000" },
+        encoding: { x: { field: "lo", type: "quantitative", scale: x.scale }, x2: { field: "hi" } } },
+      { data: { name: "curves" }, mark: { type: "area", opacity: 0.18 },
+        transform: [{ filter: "isValid(datum.lower)" }],
+        encoding: { x, y: { field: "lower", type: "quantitative" }, y2: { field: "upper" },
+          color: { ...color, legend: null } } },
+      { data: { name: "curves" }, mark: { type: "line", interpolate: fam.step ? "step-after" : "linear" },
+        encoding: { x, y: { field: "value", type: "quantitative", title: fam.long_name }, color,
+          tooltip: [{ field: "set", type: "nominal" }, { field: "x", type: "quantitative", title: fam.parameter },
+            { field: "value", type: "quantitative" }] } },
+    ],
+  };
+}
+
+/** Rows for Vega: finite, and positive on a log axis (q = 0 and q = inf are not drawn). */
+function rowsOf(fam: FamilySpec, sets: string[], grid: Float64Array, curves: Curve[]) {
+  const rows: object[] = [];
+  curves.forEach((c, k) => {
+    for (let i = 0; i < grid.length; i++) {
+      const x = grid[i];
+      if (!Number.isFinite(x) || (fam.axis === "log" && x <= 0)) continue;
+      rows.push({ set: sets[k], x, value: c.values[i], lower: c.lower ? c.lower[i] : null,
+        upper: c.upper ? c.upper[i] : null });
+    }
+  });
+  return rows;
+}
+
+export interface Panel {
+  el: HTMLElement;
+  range(): [number, number]; // grid indices
+  setRange(lo: number, hi: number): void;
+  update(pairs: PairResult[]): void;
+  destroy(): void;
+}
+
+export function createPanel(fam: FamilySpec, sets: string[], condition: string, grid: Float64Array,
+                            curves: Curve[], onRange: () => void): Panel {
+  const el = document.createElement("section");
+  el.className = "dp-panel";
+  el.dataset.family = fam.name;
+  const chart = document.createElement("div");
+  chart.className = "dp-chart";
+  const matrix = document.createElement("table");
+  matrix.className = "dp-matrix";
+  matrix.setAttribute("aria-label", `dominance matrix for ${fam.long_name}`);
+  const cleanups: (() => void)[] = [];
+  let view: View | null = null;
+  let lo = 0;
+  let hi = grid.length - 1;
+
+  const sliders = document.createElement("div");
+  sliders.className = "dp-sliders";
+  const label = document.createElement("output");
+  const inputs = ["lower", "upper"].map((end, k) => {
+    const input = document.createElement("input");
+    input.type = "range";
+    input.min = "0";
+    input.max = String(grid.length - 1);
+    input.step = "1";
+    input.value = String(k === 0 ? lo : hi);
+    input.setAttribute("aria-label", `${end} end of the ${fam.parameter} domain of ${fam.long_name}`);
+    const handler = () => {
+      const a = Number(inputs[0].value);
+      const b = Number(inputs[1].value);
+      lo = Math.min(a, b);
+      hi = Math.max(a, b);
+      showRange();
+      onRange();
+    };
+    input.addEventListener("input", handler);
+    cleanups.push(() => input.removeEventListener("input", handler));
+    sliders.append(input);
+    return input;
+  });
+  sliders.append(label);
+
+  const fmt = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(3)).toString() : "∞");
+  function showRange() {
+    label.textContent = `${fam.parameter} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
+    if (view) {
+      const finite = (x: number) => (Number.isFinite(x) && (fam.axis !== "log" || x > 0) ? x : null);
+      const loX = finite(grid[lo]) ?? finite(grid[Math.min(lo + 1, hi)]) ?? grid[lo];
+      const hiX = finite(grid[hi]) ?? finite(grid[Math.max(hi - 1, lo)]) ?? grid[hi];
+      view.data("domain", [{ lo: loX, hi: hiX }]);
+      view.runAsync();
+    }
+  }
+
+  if (fam.parameter !== null) {
+    const spec = chartSpec(fam, condition, rowsOf(fam, sets, grid, curves), [{ lo: grid[0], hi: grid[grid.length - 1] }]);
+    embed(chart, spec as never, { actions: false, renderer: "svg" }).then((result) => {
+      view = result.view;
+      showRange();
+    });
+    el.append(chart, sliders);
+  } else {
+    const title = document.createElement("h4");
+    title.textContent = fam.long_name;
+    const values = document.createElement("p");
+    values.textContent = sets.map((s, k) => `${s}: ${fmt(curves[k].values[0])}`).join(" · ");
+    el.append(title, values);
+  }
+  el.append(matrix);
+  showRange();
+
+  return {
+    el,
+    range: () => [lo, hi],
+    setRange(a: number, b: number) {
+      lo = Math.max(0, Math.min(a, b));
+      hi = Math.min(grid.length - 1, Math.max(a, b));
+      inputs[0].value = String(lo);
+      inputs[1].value = String(hi);
+      showRange();
+    },
+    update(pairs: PairResult[]) {
+      matrix.replaceChildren();
+      const head = matrix.insertRow();
+      head.insertCell().textContent = "A \\ B";
+      sets.forEach((s) => { head.insertCell().textContent = s; });
+      sets.forEach((s, a) => {
+        const row = matrix.insertRow();
+        row.insertCell().textContent = s;
+        sets.forEach((_, b) => {
+          const cell = row.insertCell();
+          const pair = pairs.find((p) => p.a === a && p.b === b);
+          cell.textContent = pair ? SYMBOL[pair.verdict] : "";
+          if (pair) {
+            cell.dataset.verdict = pair.verdict;
+            cell.title = `${sets[a]} vs ${sets[b]}: ${pair.verdict}` + (pair.crossings.length
+              ? ` at ${fam.parameter} ≈ ${pair.crossings.map(fmt).join(", ")}` : "");
+          }
+        });
+      });
+    },
+    destroy() {
+      cleanups.forEach((f) => f());
+      view?.finalize();
+      el.remove();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// Applies the browser's verdict rule to cases that Python wrote, and prints the
+// results as JSON for tests/test_verdict_js.py to compare with verdict.py.
+// Usage: node run_verdict_cases.mjs <compiled verdict.mjs> <cases.json>
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+
+const [modulePath, casesPath] = process.argv.slice(2);
+const rule = await import(pathToFileURL(modulePath).href);
+// JSON has no infinities: Python writes them as strings.
+const revive = (x) => (x === "inf" ? Infinity : x === "-inf" ? -Infinity : x === "nan" ? NaN : x);
+const arr = (xs) => Float64Array.from(xs.map(revive));
+const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
+  const theta = arr(c.theta);
+  const a = arr(c.a);
+  const b = arr(c.b);
+  const s = rule.signs(a, b);
+  const result = {
+    signs: Array.from(s),
+    verdict: rule.verdictOf(s),
+    crossings: rule.crossings(theta, a, b, s, c.axis, c.step),
+    share: rule.shareAhead(theta, a, b, s, c.axis, c.step),
+  };
+  if (c.boot_a) {
+    const [lower, upper] = rule.bandOfDifference(a, b, c.boot_a.map(arr), c.boot_b.map(arr), c.ci);
+    result.band = [Array.from(lower), Array.from(upper)];
+    result.confident = rule.confidentVerdict(a, b, lower, upper);
+  }
+  return result;
+});
+// ...and the answers go back the same way.
+const encode = (key, x) =>
+  typeof x === "number" && !Number.isFinite(x) ? (Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf") : x;
+process.stdout.write(JSON.stringify(out, encode));

@@ -1,0 +1,124 @@
+// The diversity-profiles explorer: one panel per family, live domain sliders,
+// dominance matrices and a plain-language summary for the current domains.
+// Every label is user data and is written with textContent, never as HTML.
+import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
+import { comparePairs, createPanel, type Panel, type PairResult } from "./panel";
+
+const STYLE = `
+.dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
+.dp-explorer .dp-grid { display: flex; flex-wrap: wrap; gap: 12px; }
+.dp-explorer .dp-panel { border: 1px solid #ddd; border-radius: 6px; padding: 8px; }
+.dp-explorer .dp-sliders { display: flex; gap: 6px; align-items: center; }
+.dp-explorer .dp-matrix td { padding: 1px 6px; text-align: center; }
+.dp-explorer .dp-matrix td[data-verdict="dominates"] { color: #009E73; font-weight: bold; }
+.dp-explorer .dp-matrix td[data-verdict="dominated"] { color: #D55E00; }
+.dp-explorer .dp-summary { white-space: pre-wrap; margin-top: 8px; }
+`;
+
+/** Plain-language lines for the current domains (what summary.py says, per family). */
+export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>): string {
+  const lines: string[] = [];
+  const sets = spec.sets;
+  for (let a = 0; a < sets.length; a++) {
+    for (let b = a + 1; b < sets.length; b++) {
+      const parts: string[] = [];
+      for (const fam of spec.families) {
+        const pair = results.get(fam.name)?.find((p) => p.a === a && p.b === b);
+        if (!pair) continue;
+        if (pair.verdict === "dominates") parts.push(`${sets[a]} ≻ ${sets[b]} in ${fam.name}`);
+        else if (pair.verdict === "dominated") parts.push(`${sets[b]} ≻ ${sets[a]} in ${fam.name}`);
+        else if (pair.verdict === "crosses") {
+          const at = pair.crossings.map((x) => `${fam.parameter} ≈ ${Number(x.toPrecision(3))}`).join(", ");
+          parts.push(`cross in ${fam.name} at ${at}`);
+        }
+      }
+      lines.push(`${sets[a]} vs ${sets[b]}: ${parts.length ? parts.join("; ") : "tied in every family"}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+function render({ model, el }: { model: Model; el: HTMLElement }) {
+  const root = document.createElement("div");
+  root.className = "dp-explorer";
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  const heading = document.createElement("h3");
+  const grid = document.createElement("div");
+  grid.className = "dp-grid";
+  const summary = document.createElement("div");
+  summary.className = "dp-summary";
+  summary.setAttribute("aria-live", "polite");
+  root.append(style, heading, grid, summary);
+  el.append(root);
+
+  let panels: { panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily> }[] = [];
+
+  function recompute() {
+    const spec = model.get("spec");
+    const results = new Map<string, PairResult[]>();
+    for (const { panel, fam, data } of panels) {
+      const [lo, hi] = panel.range();
+      const pairs = comparePairs(fam, data.grid, data.curves, lo, hi);
+      panel.update(pairs);
+      results.set(fam.name, pairs);
+    }
+    summary.textContent = summarize(spec, results);
+  }
+
+  function pushDomains() {
+    const domains: Record<string, [number, number]> = {};
+    for (const { panel, fam, data } of panels) {
+      if (fam.parameter === null) continue;
+      const [lo, hi] = panel.range();
+      domains[fam.name] = [data.grid[lo], data.grid[hi]];
+    }
+    model.set("domains", domains);
+    model.save_changes();
+  }
+
+  function applyDomains() {
+    const domains = model.get("domains") ?? {};
+    for (const { panel, fam, data } of panels) {
+      const d = domains[fam.name];
+      if (!d) continue;
+      const g = data.grid;
+      let lo = 0;
+      while (lo < g.length - 1 && g[lo] < d[0]) lo++;
+      let hi = g.length - 1;
+      while (hi > 0 && g[hi] > d[1]) hi--;
+      panel.setRange(lo, Math.max(lo, hi));
+    }
+    recompute();
+  }
+
+  function build() {
+    panels.forEach(({ panel }) => panel.destroy());
+    const spec = model.get("spec");
+    const buffer = model.get("curves");
+    heading.textContent = `Diversity profiles — ${spec.condition}`;
+    panels = spec.families.map((fam) => {
+      const data = readFamily(buffer, fam, spec.sets.length);
+      const panel = createPanel(fam, spec.sets, `${spec.representation} / ${spec.distance}`,
+        data.grid, data.curves, () => { recompute(); pushDomains(); });
+      grid.append(panel.el);
+      return { panel, fam, data };
+    });
+    applyDomains();
+  }
+
+  const unsubscribe = [
+    bind(model, "spec", build),
+    bind(model, "curves", build),
+    bind(model, "domains", applyDomains),
+  ];
+  build();
+
+  return () => {
+    unsubscribe.forEach((off) => off());
+    panels.forEach(({ panel }) => panel.destroy());
+    root.remove();
+  };
+}
+
+export default { render };

@@ -1,0 +1,133 @@
+"""The notebook explorer: an anywidget over one condition of a profile tree.
+
+Everything the view needs lives in synced traits (never in custom messages), so
+a notebook saved with widget state redraws without a kernel: ``spec`` describes
+the sets and families, ``curves`` carries every grid and curve as one float64
+buffer, and ``domains`` / ``selected_sets`` are what the user chose.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import numpy as np
+import traitlets
+
+from .accessor import conditions_of
+from .families import FAMILIES
+
+_BUNDLE = Path(__file__).parent / "static" / "widget.js"
+
+
+def _band(ds, family: str):
+    """The band drawn under a curve: bootstrap band, else Circles' certified bounds."""
+    if f"{family}_ci_lower" in ds:
+        return ds[f"{family}_ci_lower"], ds[f"{family}_ci_upper"]
+    if family == "circles" and "circles_upper" in ds:
+        return ds["circles"], ds["circles_upper"]
+    return None, None
+
+
+def pack_condition(ds) -> tuple[dict, bytes]:
+    """The ``spec`` and ``curves`` traits for one condition's Dataset."""
+    sets = [str(s) for s in ds["set"].values]
+    chunks: list[np.ndarray] = []
+    offset = 0
+
+    def put(array) -> int:
+        nonlocal offset
+        flat = np.ascontiguousarray(array, dtype="<f8").ravel()
+        chunks.append(flat)
+        start, offset = offset, offset + flat.size
+        return start
+
+    families = []
+    for name, fam in FAMILIES.items():
+        if name not in ds.data_vars:
+            continue
+        values = np.asarray(ds[name].values, dtype=np.float64)
+        grid = ds[fam.parameter].values if fam.parameter else np.zeros(1)
+        values = values.reshape(len(sets), grid.size)
+        lower, upper = _band(ds, name)
+        families.append({
+            "name": name,
+            "parameter": fam.parameter,
+            "axis": fam.axis,
+            "step": fam.step,
+            "long_name": fam.long_name,
+            "n": int(grid.size),
+            "grid": put(grid),
+            "values": put(values),
+            "lower": None if lower is None else put(np.asarray(lower.values).reshape(values.shape)),
+            "upper": None if upper is None else put(np.asarray(upper.values).reshape(values.shape)),
+        })
+    spec = {
+        "condition": f"{ds.attrs.get('representation')}/{ds.attrs.get('distance')}",
+        "representation": str(ds.attrs.get("representation")),
+        "distance": str(ds.attrs.get("distance")),
+        "sets": sets,
+        "families": families,
+    }
+    return spec, np.concatenate(chunks).tobytes() if chunks else b""
+
+
+class ProfileExplorer(anywidget.AnyWidget):
+    """Interactive profiles of one condition: curves, domain sliders, verdicts.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        A result of :func:`diversity_profiles.profiles`.
+    condition : str, optional
+        Which condition to show; the first one by default.
+
+    Attributes
+    ----------
+    domains : dict of str to [low, high]
+        The parameter domain of each family, as set by the sliders (or by you:
+        assigning it moves the sliders).
+    selected_sets : list of str
+        Sets the user picked.
+    """
+
+    _esm = _BUNDLE
+    spec = traitlets.Dict().tag(sync=True)
+    curves = traitlets.Bytes().tag(sync=True)
+    domains = traitlets.Dict().tag(sync=True)
+    selected_sets = traitlets.List(traitlets.Unicode()).tag(sync=True)
+
+    def __init__(self, tree, condition: str | None = None, **kwargs) -> None:
+        if not _BUNDLE.exists():
+            raise FileNotFoundError(
+                f"The explorer's JavaScript bundle is missing ({_BUNDLE}). Reinstall the package "
+                f"(pip install .), which builds it, or run `npm install && npm run build`."
+            )
+        paths = conditions_of(tree)
+        if condition is None:
+            condition = paths[0]
+        elif condition not in paths:
+            raise ValueError(
+                f"The 'condition' argument of ProfileExplorer must be one of {paths}. "
+                f"Got {condition!r}."
+            )
+        spec, curves = pack_condition(tree[condition].to_dataset())
+        super().__init__(spec=spec, curves=curves, **kwargs)
+        self._tree = tree
+        self.condition = condition
+
+    @traitlets.validate("domains")
+    def _check_domains(self, proposal):
+        value = proposal["value"]
+        known = {f["name"] for f in self.spec.get("families", []) if f["parameter"]}
+        for family, bounds in value.items():
+            if family not in known:
+                raise traitlets.TraitError(
+                    f"domains has no family {family!r}; families with a parameter here: "
+                    f"{sorted(known)}."
+                )
+            if len(bounds) != 2:
+                raise traitlets.TraitError(
+                    f"domains[{family!r}] must be [low, high]. Got {bounds!r}."
+                )
+        return {k: [float(min(v)), float(max(v))] for k, v in value.items()}

@@ -1,0 +1,64 @@
+"""The explorer widget's Python side and its bundle (browser tests live with the widget)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import traitlets
+
+import diversity_profiles as dp
+from diversity_profiles.explorer import ProfileExplorer, pack_condition
+
+BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def tree():
+    rng = np.random.default_rng(0)
+    sets = {"wide": rng.standard_normal((30, 3)), XSS: 0.5 * rng.standard_normal((25, 3))}
+    return dp.profiles(sets, representation="toy", distance="euclidean", n_points=9, n_boot=10)
+
+
+def test_bundle_is_built_small_and_safe_next_to_require_js():
+    assert BUNDLE.exists(), "pip install -e . builds the bundle (hatch-jupyter-builder)"
+    assert BUNDLE.stat().st_size < 1.5 * 1024**2
+    text = BUNDLE.read_text()
+    assert "define.amd" not in text  # esbuild --define:define.amd=false (require.js pages)
+    assert "cdn.jsdelivr" not in text.split("$schema")[0]  # vega is bundled, not fetched
+
+
+def test_curves_cross_as_one_float64_buffer_that_decodes_to_the_profiles(tree):
+    ds = tree["toy/euclidean"].to_dataset()
+    spec, curves = pack_condition(ds)
+    floats = np.frombuffer(curves, dtype="<f8")
+    assert spec["sets"] == ["wide", XSS]  # labels travel as data; the widget writes textContent
+    by_name = {f["name"]: f for f in spec["families"]}
+    assert list(by_name) == ["vendi", "magnitude", "circles", "energy", "average_distance",
+                             "richness"]
+    vendi = by_name["vendi"]
+    grid = floats[vendi["grid"]: vendi["grid"] + vendi["n"]]
+    np.testing.assert_array_equal(grid, ds.q.values)
+    values = floats[vendi["values"]: vendi["values"] + 2 * vendi["n"]].reshape(2, -1)
+    np.testing.assert_array_equal(values, ds.vendi.values)
+    lower = floats[vendi["lower"]: vendi["lower"] + 2 * vendi["n"]].reshape(2, -1)
+    np.testing.assert_array_equal(lower, ds.vendi_ci_lower.values)
+    circles = by_name["circles"]  # no bootstrap band: the certified bounds are the band
+    upper = floats[circles["upper"]: circles["upper"] + 2 * circles["n"]].reshape(2, -1)
+    np.testing.assert_array_equal(upper, ds.circles_upper.values)
+    assert by_name["richness"]["parameter"] is None and by_name["richness"]["n"] == 1
+
+
+def test_explorer_traits_and_domain_validation(tree):
+    explorer = ProfileExplorer(tree)
+    assert explorer.condition == "toy/euclidean"
+    explorer.domains = {"vendi": (2.0, 0.5)}
+    assert explorer.domains == {"vendi": [0.5, 2.0]}
+    with pytest.raises(traitlets.TraitError, match=r"no family 'entropy'"):
+        explorer.domains = {"entropy": [0, 1]}
+    with pytest.raises(traitlets.TraitError, match=r"\[low, high\]"):
+        explorer.domains = {"vendi": [1.0]}
+    with pytest.raises(ValueError, match=r"'condition' argument of ProfileExplorer"):
+        ProfileExplorer(tree, condition="other/cosine")
+    state = explorer.get_state()
+    assert isinstance(state["curves"], (bytes, memoryview))
