@@ -9,6 +9,7 @@ import { crossings, shareAhead, signs, verdictOf, type Verdict } from "./verdict
 export const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
   "#CC79A7", "#000000"];
 const SYMBOL: Record<Verdict, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×" };
+export const SYMBOL_OF: Record<string, string> = { q: "q", t: "t", tau: "τ", s: "s" };
 const AXIS_NAME: Record<string, string> = { q: "order q", t: "scale t", tau: "threshold τ", s: "exponent s" };
 
 export interface Curve { values: Float64Array; lower: Float64Array | null; upper: Float64Array | null }
@@ -38,13 +39,15 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
   return out;
 }
 
-function chartSpec(fam: FamilySpec, condition: string, rows: object[], domain: object[]) {
+function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
+                   domain: object[]) {
   const x = {
     field: "x", type: "quantitative", title: `${AXIS_NAME[fam.parameter!] ?? fam.parameter}` +
       (fam.axis === "log" ? " (log)" : ""),
     scale: fam.axis === "log" ? { type: "log" } : { zero: false },
   };
-  const color = { field: "set", type: "nominal", scale: { range: PALETTE }, legend: { title: "set" } };
+  const color = { field: "set", type: "nominal", scale: { domain: sets, range: PALETTE },
+    legend: { title: "set", orient: "bottom" } };
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: fam.long_name, subtitle: condition },
@@ -56,7 +59,7 @@ function chartSpec(fam: FamilySpec, condition: string, rows: object[], domain: o
       { data: { name: "curves" }, mark: { type: "area", opacity: 0.18 },
         transform: [{ filter: "isValid(datum.lower)" }],
         encoding: { x, y: { field: "lower", type: "quantitative" }, y2: { field: "upper" },
-          color: { ...color, legend: null } } },
+          color } },
       { data: { name: "curves" }, mark: { type: "line", interpolate: fam.step ? "step-after" : "linear" },
         encoding: { x, y: { field: "value", type: "quantitative", title: fam.long_name }, color,
           tooltip: [{ field: "set", type: "nominal" }, { field: "x", type: "quantitative", title: fam.parameter },
@@ -130,7 +133,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
 
   const fmt = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(3)).toString() : "∞");
   function showRange() {
-    label.textContent = `${fam.parameter} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
+    label.textContent = `${SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
     if (view) {
       const finite = (x: number) => (Number.isFinite(x) && (fam.axis !== "log" || x > 0) ? x : null);
       const loX = finite(grid[lo]) ?? finite(grid[Math.min(lo + 1, hi)]) ?? grid[lo];
@@ -141,7 +144,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   }
 
   if (fam.parameter !== null) {
-    const spec = chartSpec(fam, condition, rowsOf(fam, sets, grid, curves), [{ lo: grid[0], hi: grid[grid.length - 1] }]);
+    const rows = rowsOf(fam, sets, grid, curves);
+    const spec = chartSpec(fam, sets, condition, rows, [{ lo: grid[0], hi: grid[grid.length - 1] }]);
     embed(chart, spec as never, { actions: false, renderer: "svg" }).then((result) => {
       view = result.view;
       showRange();

@@ -2,7 +2,7 @@
 // dominance matrices and a plain-language summary for the current domains.
 // Every label is user data and is written with textContent, never as HTML.
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
-import { comparePairs, createPanel, type Panel, type PairResult } from "./panel";
+import { comparePairs, createPanel, SYMBOL_OF, type Panel, type PairResult } from "./panel";
 
 const STYLE = `
 .dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
@@ -28,7 +28,8 @@ export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>
         if (pair.verdict === "dominates") parts.push(`${sets[a]} ≻ ${sets[b]} in ${fam.name}`);
         else if (pair.verdict === "dominated") parts.push(`${sets[b]} ≻ ${sets[a]} in ${fam.name}`);
         else if (pair.verdict === "crosses") {
-          const at = pair.crossings.map((x) => `${fam.parameter} ≈ ${Number(x.toPrecision(3))}`).join(", ");
+          const symbol = SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter;
+          const at = pair.crossings.map((x) => `${symbol} ≈ ${Number(x.toPrecision(3))}`).join(", ");
           parts.push(`cross in ${fam.name} at ${at}`);
         }
       }

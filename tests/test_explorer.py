@@ -34,17 +34,23 @@ def test_curves_cross_as_one_float64_buffer_that_decodes_to_the_profiles(tree):
     floats = np.frombuffer(curves, dtype="<f8")
     assert spec["sets"] == ["wide", XSS]  # labels travel as data; the widget writes textContent
     by_name = {f["name"]: f for f in spec["families"]}
-    assert list(by_name) == ["vendi", "magnitude", "circles", "energy", "average_distance",
-                             "richness"]
+    assert list(by_name) == [
+        "vendi",
+        "magnitude",
+        "circles",
+        "energy",
+        "average_distance",
+        "richness",
+    ]
     vendi = by_name["vendi"]
-    grid = floats[vendi["grid"]: vendi["grid"] + vendi["n"]]
+    grid = floats[vendi["grid"] : vendi["grid"] + vendi["n"]]
     np.testing.assert_array_equal(grid, ds.q.values)
-    values = floats[vendi["values"]: vendi["values"] + 2 * vendi["n"]].reshape(2, -1)
+    values = floats[vendi["values"] : vendi["values"] + 2 * vendi["n"]].reshape(2, -1)
     np.testing.assert_array_equal(values, ds.vendi.values)
-    lower = floats[vendi["lower"]: vendi["lower"] + 2 * vendi["n"]].reshape(2, -1)
+    lower = floats[vendi["lower"] : vendi["lower"] + 2 * vendi["n"]].reshape(2, -1)
     np.testing.assert_array_equal(lower, ds.vendi_ci_lower.values)
     circles = by_name["circles"]  # no bootstrap band: the certified bounds are the band
-    upper = floats[circles["upper"]: circles["upper"] + 2 * circles["n"]].reshape(2, -1)
+    upper = floats[circles["upper"] : circles["upper"] + 2 * circles["n"]].reshape(2, -1)
     np.testing.assert_array_equal(upper, ds.circles_upper.values)
     assert by_name["richness"]["parameter"] is None and by_name["richness"]["n"] == 1
 

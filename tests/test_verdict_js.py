@@ -19,8 +19,10 @@ ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
 
 
 def _encode(values):
-    return [("inf" if x > 0 else "-inf") if np.isinf(x) else ("nan" if np.isnan(x) else float(x))
-            for x in np.asarray(values, dtype=float)]
+    return [
+        ("inf" if x > 0 else "-inf") if np.isinf(x) else ("nan" if np.isnan(x) else float(x))
+        for x in np.asarray(values, dtype=float)
+    ]
 
 
 def make_cases():
@@ -29,7 +31,9 @@ def make_cases():
     q = np.concatenate([[0.0], np.geomspace(0.01, 100, 30), [np.inf]])
     lin = np.linspace(0, 4, 25)
     for k in range(60):
-        axis, theta, step = [("log", q, False), ("linear", lin, True), ("linear", lin, False)][k % 3]
+        axis, theta, step = [("log", q, False), ("linear", lin, True), ("linear", lin, False)][
+            k % 3
+        ]
         m = theta.size
         kind = k % 5
         if kind == 0:  # random walks: many crossings
@@ -47,20 +51,31 @@ def make_cases():
         else:  # near-ties within tolerance
             a = np.linspace(1, 2, m)
             b = a * (1 + rng.choice([1e-9, -1e-9, 1e-3], m))
-        case = {"theta": _encode(theta), "a": _encode(a), "b": _encode(b), "axis": axis,
-                "step": step}
+        case = {
+            "theta": _encode(theta),
+            "a": _encode(a),
+            "b": _encode(b),
+            "axis": axis,
+            "step": step,
+        }
         if k % 4 == 0:
-            case.update(boot_a=[_encode(a + rng.normal(0, 0.3, m)) for _ in range(30)],
-                        boot_b=[_encode(b + rng.normal(0, 0.3, m)) for _ in range(30)], ci=0.9)
+            case.update(
+                boot_a=[_encode(a + rng.normal(0, 0.3, m)) for _ in range(30)],
+                boot_b=[_encode(b + rng.normal(0, 0.3, m)) for _ in range(30)],
+                ci=0.9,
+            )
         cases.append((case, theta, a, b))
     return cases
 
 
 def expected(case, theta, a, b):
     s = rule.signs(a, b)
-    out = {"signs": s.tolist(), "verdict": rule.verdict_of(s),
-           "crossings": rule.crossings(theta, a, b, s, case["axis"], case["step"]),
-           "share": rule.share_ahead(theta, a, b, s, case["axis"], case["step"])}
+    out = {
+        "signs": s.tolist(),
+        "verdict": rule.verdict_of(s),
+        "crossings": rule.crossings(theta, a, b, s, case["axis"], case["step"]),
+        "share": rule.share_ahead(theta, a, b, s, case["axis"], case["step"]),
+    }
     if "boot_a" in case:
         ba = np.array([[float(x) for x in r] for r in case["boot_a"]])
         bb = np.array([[float(x) for x in r] for r in case["boot_b"]])
@@ -72,10 +87,21 @@ def expected(case, theta, a, b):
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    assert ESBUILD.exists(), "node_modules is missing: `pip install -e .` (or `npm install`) builds it"
+    assert ESBUILD.exists(), (
+        "node_modules is missing: `pip install -e .` (or `npm install`) builds it"
+    )
     out = tmp_path_factory.mktemp("js") / "verdict.mjs"
-    subprocess.run([str(ESBUILD), str(ROOT / "js" / "verdict.ts"), "--bundle", "--format=esm",
-                    f"--outfile={out}", "--log-level=warning"], check=True)
+    subprocess.run(
+        [
+            str(ESBUILD),
+            str(ROOT / "js" / "verdict.ts"),
+            "--bundle",
+            "--format=esm",
+            f"--outfile={out}",
+            "--log-level=warning",
+        ],
+        check=True,
+    )
     return out
 
 
@@ -85,12 +111,22 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
     path.write_text(json.dumps([c for c, *_ in cases]))
     node = shutil.which("node")
     assert node, "node is required to test the widget's verdict rule"
-    run = subprocess.run([node, str(ROOT / "js" / "tests" / "run_verdict_cases.mjs"), str(compiled),
-                          str(path)], capture_output=True, text=True, check=True)
+    run = subprocess.run(
+        [node, str(ROOT / "js" / "tests" / "run_verdict_cases.mjs"), str(compiled), str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     decode = {"inf": np.inf, "-inf": -np.inf, "nan": np.nan}
-    got = json.loads(run.stdout, object_hook=lambda d: {
-        k: [decode.get(x, x) if isinstance(x, str) else x for x in v] if isinstance(v, list) else v
-        for k, v in d.items()})
+    got = json.loads(
+        run.stdout,
+        object_hook=lambda d: {
+            k: [decode.get(x, x) if isinstance(x, str) else x for x in v]
+            if isinstance(v, list)
+            else v
+            for k, v in d.items()
+        },
+    )
     crossing_cases = 0
     for (case, theta, a, b), js in zip(cases, got, strict=True):
         want = expected(case, theta, a, b)
@@ -101,7 +137,11 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
         crossing_cases += want["verdict"] == "crosses"
         if "band" in want:
             for side in (0, 1):
-                np.testing.assert_allclose(np.array(js["band"][side], dtype=float),
-                                           want["band"][side], rtol=1e-9, atol=1e-12)
+                np.testing.assert_allclose(
+                    np.array(js["band"][side], dtype=float),
+                    want["band"][side],
+                    rtol=1e-9,
+                    atol=1e-12,
+                )
             assert js["confident"] == want["confident"]
     assert crossing_cases >= 10  # the fixtures exercise crossings, not only easy verdicts

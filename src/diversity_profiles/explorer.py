@@ -50,18 +50,24 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         grid = ds[fam.parameter].values if fam.parameter else np.zeros(1)
         values = values.reshape(len(sets), grid.size)
         lower, upper = _band(ds, name)
-        families.append({
-            "name": name,
-            "parameter": fam.parameter,
-            "axis": fam.axis,
-            "step": fam.step,
-            "long_name": fam.long_name,
-            "n": int(grid.size),
-            "grid": put(grid),
-            "values": put(values),
-            "lower": None if lower is None else put(np.asarray(lower.values).reshape(values.shape)),
-            "upper": None if upper is None else put(np.asarray(upper.values).reshape(values.shape)),
-        })
+        families.append(
+            {
+                "name": name,
+                "parameter": fam.parameter,
+                "axis": fam.axis,
+                "step": fam.step,
+                "long_name": fam.long_name,
+                "n": int(grid.size),
+                "grid": put(grid),
+                "values": put(values),
+                "lower": None
+                if lower is None
+                else put(np.asarray(lower.values).reshape(values.shape)),
+                "upper": None
+                if upper is None
+                else put(np.asarray(upper.values).reshape(values.shape)),
+            }
+        )
     spec = {
         "condition": f"{ds.attrs.get('representation')}/{ds.attrs.get('distance')}",
         "representation": str(ds.attrs.get("representation")),

@@ -1,0 +1,123 @@
+"""The built explorer in a real headless Chromium (Debian's), driven by Playwright.
+
+Renders the bundle with the widget's real state, moves a domain slider from the
+keyboard and checks the verdict that ``dp.compare`` gives for the same domain,
+sets the domain from the model side, checks a hostile label stays text, and that
+cleanup removes every listener it added. No request leaves the machine.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from playwright.sync_api import sync_playwright
+
+import diversity_profiles as dp
+from diversity_profiles.explorer import ProfileExplorer
+
+from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
+
+BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def tree():
+    # The profiles paper's example: richness prefers A, average distance the other set,
+    # magnitude and Circles cross.
+    return dp.profiles(
+        {"A": [[1.0], [2.0], [3.0]], XSS: [[0.0], [4.0]]},
+        representation="line",
+        distance="euclidean",
+        n_points=20,
+    )
+
+
+@pytest.fixture(scope="module")
+def page(tree, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("page")
+    write_page(folder, BUNDLE, ProfileExplorer(tree).get_state())
+    with serve(folder) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page()
+        blocked = block_outside(page, url)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{url}/index.html")
+        page.wait_for_function("window.__ready === true")
+        page.wait_for_selector(
+            "section[data-family=vendi] svg path.mark-line, "
+            "section[data-family=vendi] svg .mark-line path"
+        )
+        yield page, blocked, errors
+        browser.close()
+
+
+def cell(page, family: str) -> str:
+    """Verdict of A vs the other set in a family's dominance matrix."""
+    return page.get_attribute(
+        f"section[data-family={family}] table tr:nth-child(2) td:nth-child(3)", "data-verdict"
+    )
+
+
+def test_curves_are_drawn_for_every_family(page):
+    pg, blocked, errors = page
+    for family in ("vendi", "magnitude", "circles", "energy"):
+        assert pg.locator(f"section[data-family={family}] svg path").count() > 0
+    assert pg.locator("h3").inner_text() == "Diversity profiles — line/euclidean"
+    assert errors == [] and blocked == []
+
+
+def test_slider_from_the_keyboard_changes_the_verdict_as_compare_does(page, tree):
+    pg, _, _ = page
+    t = tree["line/euclidean"].t.values
+    full = dp.compare(tree)["line/euclidean"].sel(set_a="A", set_b=XSS, family="magnitude")
+    assert str(full.verdict.values) == "crosses" and cell(pg, "magnitude") == "crosses"
+    crossing = float(full.crossings.values[0])
+    k = int(np.searchsorted(t, crossing))  # first grid point past the crossing
+    narrowed = dp.compare(tree, domains={"magnitude": (t[k], t[-1])})["line/euclidean"]
+    expected = str(narrowed.verdict.sel(set_a="A", set_b=XSS, family="magnitude").values)
+    assert expected == "dominates"
+    lower = pg.locator("section[data-family=magnitude] input[type=range]").first
+    lower.focus()
+    for _ in range(k):
+        pg.keyboard.press("ArrowRight")
+    assert cell(pg, "magnitude") == expected
+    saved = pg.evaluate("window.__saved.at(-1)")
+    assert saved["magnitude"] == pytest.approx([t[k], t[-1]])
+    # The summary for the current domain follows.
+    assert f"A ≻ {XSS} in magnitude" in pg.locator(".dp-summary").inner_text()
+
+
+def test_setting_domains_from_the_model_moves_the_slider(page, tree):
+    pg, _, _ = page
+    t = tree["line/euclidean"].t.values
+    pg.evaluate(f"window.__model.set('domains', {{magnitude: [{t[0]}, {t[-1]}]}})")
+    lower = pg.locator("section[data-family=magnitude] input[type=range]").first
+    assert lower.input_value() == "0"
+    assert cell(pg, "magnitude") == "crosses"
+
+
+def test_hostile_labels_are_text_not_markup(page):
+    pg, _, _ = page
+    assert pg.get_by_text(XSS, exact=False).count() > 0
+    assert pg.locator("img").count() == 0
+    assert pg.evaluate("window.__alerts") == 0
+
+
+def test_sliders_are_labelled_for_assistive_technology(page):
+    pg, _, _ = page
+    label = pg.locator("section[data-family=vendi] input[type=range]").first.get_attribute(
+        "aria-label"
+    )
+    assert label == "lower end of the q domain of Vendi score"
+
+
+def test_cleanup_removes_every_listener(page):
+    pg, _, errors = page
+    pg.evaluate("window.__cleanup()")
+    counts = pg.evaluate("window.__counts")
+    assert counts["on"] == counts["off"] > 0
+    assert pg.evaluate("window.__listeners()") == 0
+    assert pg.evaluate("document.getElementById('root').children.length") == 0
+    assert errors == []
