@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import traitlets
+import xarray as xr
 
 import diversity_profiles as dp
 from diversity_profiles.explorer import ProfileExplorer, pack_condition
@@ -68,3 +69,29 @@ def test_explorer_traits_and_domain_validation(tree):
         ProfileExplorer(tree, condition="other/cosine")
     state = explorer.get_state()
     assert isinstance(state["curves"], (bytes, memoryview))
+
+
+def test_display_carries_the_view_and_static_fallbacks(tree):
+    bundle = tree.dp.explore()._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["image/svg+xml"].lstrip().startswith("<svg") and "&lt;img" in data["image/svg+xml"]
+    assert data["text/markdown"].startswith("### toy/euclidean")
+
+
+def test_load_ext_registers_a_formatter_for_profile_trees_only(tree):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    import diversity_profiles
+
+    shell = InteractiveShell.instance()
+    diversity_profiles.load_ipython_extension(shell)
+    fmt = shell.display_formatter.mimebundle_formatter
+    data = fmt(tree)
+    data = data[0] if isinstance(data, tuple) else data
+    assert "application/vnd.jupyter.widget-view+json" in data and "text/markdown" in data
+    other = xr.DataTree.from_dict({"x": xr.Dataset({"v": ("i", [1, 2])})})
+    assert not any(fmt(other))  # empty: xarray's own display is kept for other trees
+    comparison = fmt(tree.dp.compare())
+    comparison = comparison[0] if isinstance(comparison, tuple) else comparison
+    assert comparison["text/markdown"].startswith("### toy/euclidean")

@@ -49,6 +49,20 @@ __all__ = [
 ]
 
 
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext diversity_profiles``: profile trees display as explorers.
+
+    Registers a MIME-bundle formatter for ``xarray.DataTree`` that answers only
+    for trees holding profiles or comparisons (others keep xarray's display); no
+    other part of IPython's display system is touched.
+    """
+    import xarray as xr
+
+    from .notebook import tree_mimebundle
+
+    ipython.display_formatter.mimebundle_formatter.for_type(xr.DataTree, tree_mimebundle)
+
+
 class _RegisterAccessorAfterXarray(importlib.abc.MetaPathFinder):
     """Registers ``tree.dp`` right after xarray finishes importing.
 

@@ -109,6 +109,12 @@ class DiversityProfilesAccessor:
 
         return plot_profiles(self._tree, condition, crossings=crossings)
 
+    def explore(self, condition: str | None = None):
+        """The interactive explorer widget for a condition (the first by default)."""
+        from .explorer import ProfileExplorer
+
+        return ProfileExplorer(self._tree, condition)
+
     def summary(self, **kwargs) -> str:
         """Markdown conclusions with their conditions (compares first if needed)."""
         from .summary import summary

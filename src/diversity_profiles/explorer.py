@@ -137,3 +137,24 @@ class ProfileExplorer(anywidget.AnyWidget):
                     f"domains[{family!r}] must be [low, high]. Got {bounds!r}."
                 )
         return {k: [float(min(v)), float(max(v))] for k, v in value.items()}
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The live view plus fallbacks for places where widget JavaScript never runs.
+
+        GitHub, nbviewer and PDF exports show the SVG of the same charts and the
+        Markdown summary; a widget-aware front end shows the explorer.
+        """
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data.update(static_fallbacks(self._tree, self.condition))
+        return bundle
+
+
+def static_fallbacks(tree, condition: str | None = None) -> dict:
+    """``image/svg+xml`` charts and a ``text/markdown`` summary of a profile tree."""
+    import vl_convert
+
+    return {
+        "image/svg+xml": vl_convert.vegalite_to_svg(tree.dp.plot(condition).to_dict()),
+        "text/markdown": tree.dp.summary(),
+    }
