@@ -21,6 +21,8 @@ METHODS = ("auto", "exact", "greedy")
 AUTO_EXACT_MAX_N = 250
 #: Per-threshold CP-SAT budget, in seconds, of method="auto".
 AUTO_TIME_LIMIT = 10.0
+#: With method="auto", a whole sweep spends at most this long in CP-SAT (then bounds stay).
+AUTO_SWEEP_BUDGET = 60.0
 
 
 def _cp_model():
@@ -210,7 +212,7 @@ def _solve_threshold(cp_model, graph, cover, best, seed, time_limit):
     return best, int(lo.sum()), int(hi.sum()), timed_out
 
 
-def _solve_open(cp_model, at, grid, covers, sets, lower, upper, seed, limit):
+def _solve_open(cp_model, at, grid, covers, sets, lower, upper, seed, limit, budget=None):
     """Solve, in place, the thresholds whose bounds differ; return those that timed out.
 
     Circles is nonincreasing in τ, so a value solved at τ_i bounds every threshold on either
@@ -220,14 +222,23 @@ def _solve_open(cp_model, at, grid, covers, sets, lower, upper, seed, limit):
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    end = None if budget is None else time.monotonic() + budget
+
     def solve(i, hint):
-        return _solve_threshold(cp_model, at(grid[i]), covers[i], hint, seed, limit)
+        left = limit
+        if end is not None:  # no single solve may run past the sweep's budget
+            left = max(0.1, min(np.inf if limit is None else limit, end - time.monotonic()))
+        return _solve_threshold(cp_model, at(grid[i]), covers[i], hint, seed, left)
 
     hits = []
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         intervals = [(0, len(grid) - 1)]
         while intervals:
             upper[:] = np.minimum.accumulate(upper)
+            if end is not None and time.monotonic() > end:
+                # The sweep's budget is spent: what is still open keeps its certified bounds.
+                hits += [i for a, b in intervals for i in range(a, b + 1) if lower[i] < upper[i]]
+                break
             picks, intervals_next = [], []
             for a, b in intervals:
                 open_ = a + np.flatnonzero(lower[a : b + 1] < upper[a : b + 1])
@@ -304,7 +315,8 @@ def _circles_sweep(
 
     hits = []
     if exact:
-        hits = _solve_open(cp_model, at, grid, covers, sets, lower, upper, seed, time_limit)
+        budget = AUTO_SWEEP_BUDGET if method == "auto" else None
+        hits = _solve_open(cp_model, at, grid, covers, sets, lower, upper, seed, time_limit, budget)
     # Circles is nonincreasing in τ, so each bound also holds on the other side.
     upper = np.minimum.accumulate(upper)
     lower = np.maximum.accumulate(lower[::-1])[::-1]
@@ -313,8 +325,9 @@ def _circles_sweep(
         where = ", ".join(f"{grid[i]:.4g}" for i in hits[:5])
         more = "" if len(hits) <= 5 else f" and {len(hits) - 5} more"
         warnings.warn(
-            f"circles: CP-SAT reached the time limit of {time_limit:g} s per threshold before "
-            f"proving optimality at {len(hits)} of {m} threshold(s) (tau = {where}{more}). "
+            f"circles: CP-SAT reached the time limit ({time_limit:g} s per threshold, "
+            f"{AUTO_SWEEP_BUDGET:g} s per sweep with method='auto') before proving optimality "
+            f"at {len(hits)} of {m} threshold(s) (tau = {where}{more}). "
             f"Certified bounds are returned there; the value is the lower bound. Pass a "
             f"larger time_limit, or return_bounds=True to see the gap.",
             UserWarning,
