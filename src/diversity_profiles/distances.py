@@ -55,33 +55,39 @@ def prepare_embeddings(X: ArrayLike, distance: str, func: str, name: str = "X") 
     return arr
 
 
-def _block(A: np.ndarray, B: np.ndarray, distance: str) -> np.ndarray:
-    """Distances between the rows of A and B (already prepared)."""
+def _block(A: np.ndarray, B: np.ndarray, distance: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Distances between the rows of A and B (already prepared), and the mask of close pairs.
+
+    Close pairs (nearly duplicate rows) lose their digits in the GEMM identity and are
+    recomputed by :func:`_refine_close_pairs`.
+    """
     G = A @ B.T
     if distance == "cosine":
-        D = 1.0 - G
-    elif distance == "euclidean":
-        sq = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2 * G
-        D = np.sqrt(np.maximum(sq, 0.0))
-    else:  # tanimoto / jaccard on 0/1 rows: 1 - |a & b| / |a | b|
-        union = A.sum(1)[:, None] + B.sum(1)[None, :] - G
-        with np.errstate(invalid="ignore", divide="ignore"):
-            D = np.where(union > 0, 1.0 - G / np.where(union > 0, union, 1.0), 0.0)
+        D = np.subtract(1.0, G, out=G)
+        np.maximum(D, 0.0, out=D)
+        return D, D < _CLOSE
+    if distance == "euclidean":
+        norms = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :]
+        sq = G
+        sq *= -2.0
+        sq += norms
+        close = sq < _CLOSE * norms
+        np.maximum(sq, 0.0, out=sq)
+        return np.sqrt(sq, out=sq), close
+    # tanimoto / jaccard on 0/1 rows: 1 - |a & b| / |a | b|; integer counts, so exact.
+    union = A.sum(1)[:, None] + B.sum(1)[None, :] - G
+    with np.errstate(invalid="ignore", divide="ignore"):
+        D = np.where(union > 0, 1.0 - G / np.where(union > 0, union, 1.0), 0.0)
     np.maximum(D, 0.0, out=D)
-    return D
+    return D, None
 
 
-def _refine_close_pairs(D: np.ndarray, A: np.ndarray, B: np.ndarray, distance: str) -> None:
+def _refine_close_pairs(
+    D: np.ndarray, A: np.ndarray, B: np.ndarray, distance: str, close: np.ndarray | None
+) -> None:
     """Recompute near-duplicate pairs from the difference of the rows, in place."""
-    if distance in ("tanimoto", "jaccard"):
-        return  # integer counts: the GEMM is exact
-    scale = 2.0 if distance == "cosine" else None
-    if scale is None:
-        na = np.einsum("ij,ij->i", A, A)[:, None]
-        nb = np.einsum("ij,ij->i", B, B)[None, :]
-        close = D**2 < _CLOSE * (na + nb)
-    else:
-        close = D < _CLOSE
+    if close is None:
+        return
     rows, cols = np.nonzero(close)
     for start in range(0, rows.size, 65536):
         r, c = rows[start : start + 65536], cols[start : start + 65536]
@@ -92,8 +98,8 @@ def _refine_close_pairs(D: np.ndarray, A: np.ndarray, B: np.ndarray, distance: s
 
 def distance_matrix(X: np.ndarray, distance: str) -> np.ndarray:
     """Full n × n distances of prepared embeddings (symmetric, exact zero diagonal)."""
-    D = _block(X, X, distance)
-    _refine_close_pairs(D, X, X, distance)
+    D, close = _block(X, X, distance)
+    _refine_close_pairs(D, X, X, distance, close)
     D = (D + D.T) / 2  # GEMM round-off can differ between (i, j) and (j, i)
     np.fill_diagonal(D, 0.0)
     return D
@@ -141,8 +147,8 @@ def iter_distance_blocks(X: np.ndarray, distance: str, block: int = 2048) -> Ite
         A = X[i : i + block]
         for j in range(i, n, block):
             B = X[j : j + block]
-            D = _block(A, B, distance)
-            _refine_close_pairs(D, A, B, distance)
+            D, close = _block(A, B, distance)
+            _refine_close_pairs(D, A, B, distance, close)
             if i == j:
                 yield D[np.triu_indices(D.shape[0], k=1)]
             else:

@@ -43,8 +43,8 @@ class LogDistanceHistogram:
         # variance does not cancel.
         self.sum_u = np.zeros(size)
         self.sum_u2 = np.zeros(size)
-        self.n_pairs = 0
-        self.n_zero = 0
+        self.n_pairs = 0.0
+        self.n_zero = 0.0
         self.sum_d = 0.0
         self.min_positive = np.inf
         self.max = 0.0
@@ -56,25 +56,47 @@ class LogDistanceHistogram:
     def add(self, d: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Add a block of distances (each unordered pair once), optionally weighted."""
         d = np.asarray(d, dtype=np.float64).ravel()
-        w = np.ones_like(d) if weights is None else np.asarray(weights, np.float64).ravel()
-        total = float(w.sum())
-        self.n_pairs += total
-        self.sum_d += float(np.dot(d, w))
-        keep = d > 0
-        positive, w = d[keep], w[keep]
-        self.n_zero += total - float(w.sum())
+        if d.size == 0:
+            return
+        if weights is None:  # the common, streaming case: no weight arrays at all
+            self.n_pairs += d.size
+            self.sum_d += float(d.sum())
+            positive = d if d.min() > 0 else d[d > 0]
+            self.n_zero += d.size - positive.size
+            w = None
+        else:
+            w = np.asarray(weights, np.float64).ravel()
+            total = float(w.sum())
+            self.n_pairs += total
+            self.sum_d += float(np.dot(d, w))
+            keep = d > 0
+            positive, w = d[keep], w[keep]
+            self.n_zero += total - float(w.sum())
         if positive.size == 0:
             return
         self.min_positive = min(self.min_positive, float(positive.min()))
         self.max = max(self.max, float(positive.max()))
-        position = np.log(positive) * self._scale() + _OCTAVES * BINS_PER_OCTAVE
-        np.clip(position, 0.0, self.counts.size - 1e-9, out=position)
-        index = position.astype(np.intp)
-        u = (position - index) / self._scale()
         size = self.counts.size
-        self.counts += np.bincount(index, weights=w, minlength=size)
-        self.sum_u += np.bincount(index, weights=w * u, minlength=size)
-        self.sum_u2 += np.bincount(index, weights=w * u * u, minlength=size)
+        # position = log(d) * bins-per-unit + offset, computed in place: this runs on every pair.
+        position = np.log(positive)
+        position *= self._scale()
+        position += _OCTAVES * BINS_PER_OCTAVE
+        np.clip(position, 0.0, size - 1e-9, out=position)
+        index = position.astype(np.intp)
+        u = position
+        u -= index
+        u /= self._scale()
+        if w is None:
+            self.counts += np.bincount(index, minlength=size)
+            self.sum_u += np.bincount(index, weights=u, minlength=size)
+            u *= u
+            self.sum_u2 += np.bincount(index, weights=u, minlength=size)
+        else:
+            self.counts += np.bincount(index, weights=w, minlength=size)
+            wu = w * u
+            self.sum_u += np.bincount(index, weights=wu, minlength=size)
+            wu *= u
+            self.sum_u2 += np.bincount(index, weights=wu, minlength=size)
 
     def _occupied(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Occupied bins: counts, mean log d and variance of log d inside each."""

@@ -20,7 +20,7 @@ from ._validation import (
 PSD_TOL = 1e-6
 
 #: Rows per block when forming X^T X, small enough to stay cache friendly.
-_BLOCK_ROWS = 8192
+_BLOCK_ROWS = 4096
 
 
 def _rank_cutoff(lam_max: float, size: int) -> float:
