@@ -53,29 +53,34 @@ function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: obj
     title: { text: fam.long_name, subtitle: condition },
     width: 280, height: 170,
     datasets: { curves: rows, domain },
+    resolve: { scale: { opacity: "independent" } }, // bands stay fainter than their curves
     layer: [
       { data: { name: "domain" }, mark: { type: "rect", opacity: 0.08, color: "#000" },
         encoding: { x: { field: "lo", type: "quantitative", scale: x.scale }, x2: { field: "hi" } } },
-      { data: { name: "curves" }, mark: { type: "area", opacity: 0.18 },
+      { data: { name: "curves" }, mark: { type: "area" },
         transform: [{ filter: "isValid(datum.lower)" }],
         encoding: { x, y: { field: "lower", type: "quantitative" }, y2: { field: "upper" },
-          color } },
+          color, opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.03, 0.18] }, legend: null } } },
       { data: { name: "curves" }, mark: { type: "line", interpolate: fam.step ? "step-after" : "linear" },
         encoding: { x, y: { field: "value", type: "quantitative", title: fam.long_name }, color,
+          opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.15, 1] }, legend: null },
           tooltip: [{ field: "set", type: "nominal" }, { field: "x", type: "quantitative", title: fam.parameter },
             { field: "value", type: "quantitative" }] } },
     ],
   };
 }
 
-/** Rows for Vega: finite, and positive on a log axis (q = 0 and q = inf are not drawn). */
-function rowsOf(fam: FamilySpec, sets: string[], grid: Float64Array, curves: Curve[]) {
+/** Rows for Vega: finite, and positive on a log axis (q = 0 and q = inf are not drawn).
+ *  ``sel`` is 1 for highlighted sets (all of them when none is). */
+function rowsOf(fam: FamilySpec, sets: string[], grid: Float64Array, curves: Curve[],
+                selected: Set<string> = new Set()) {
   const rows: object[] = [];
   curves.forEach((c, k) => {
+    const sel = selected.size === 0 || selected.has(sets[k]) ? 1 : 0;
     for (let i = 0; i < grid.length; i++) {
       const x = grid[i];
       if (!Number.isFinite(x) || (fam.axis === "log" && x <= 0)) continue;
-      rows.push({ set: sets[k], x, value: c.values[i], lower: c.lower ? c.lower[i] : null,
+      rows.push({ set: sets[k], x, sel, value: c.values[i], lower: c.lower ? c.lower[i] : null,
         upper: c.upper ? c.upper[i] : null });
     }
   });
@@ -87,11 +92,12 @@ export interface Panel {
   range(): [number, number]; // grid indices
   setRange(lo: number, hi: number): void;
   update(pairs: PairResult[]): void;
+  highlight(selected: Set<string>): void;
   destroy(): void;
 }
 
 export function createPanel(fam: FamilySpec, sets: string[], condition: string, grid: Float64Array,
-                            curves: Curve[], onRange: () => void): Panel {
+                            curves: Curve[], onRange: () => void, onReady: () => void): Panel {
   const el = document.createElement("section");
   el.className = "dp-panel";
   el.dataset.family = fam.name;
@@ -149,6 +155,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     embed(chart, spec as never, { actions: false, renderer: "svg" }).then((result) => {
       view = result.view;
       showRange();
+      onReady();
     });
     el.append(chart, sliders);
   } else {
@@ -190,6 +197,11 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
           }
         });
       });
+    },
+    highlight(selected: Set<string>) {
+      if (!view || fam.parameter === null) return;
+      view.data("curves", rowsOf(fam, sets, grid, curves, selected));
+      view.runAsync();
     },
     destroy() {
       cleanups.forEach((f) => f());

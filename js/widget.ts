@@ -2,7 +2,7 @@
 // dominance matrices and a plain-language summary for the current domains.
 // Every label is user data and is written with textContent, never as HTML.
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
-import { comparePairs, createPanel, SYMBOL_OF, type Panel, type PairResult } from "./panel";
+import { comparePairs, createPanel, PALETTE, SYMBOL_OF, type Panel, type PairResult } from "./panel";
 
 const STYLE = `
 .dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
@@ -13,6 +13,8 @@ const STYLE = `
 .dp-explorer .dp-matrix td[data-verdict="dominates"] { color: #009E73; font-weight: bold; }
 .dp-explorer .dp-matrix td[data-verdict="dominated"] { color: #D55E00; }
 .dp-explorer .dp-summary { white-space: pre-wrap; margin-top: 8px; }
+.dp-explorer .dp-sets button { border: 2px solid; border-radius: 12px; background: #fff; margin: 0 4px 6px 0; }
+.dp-explorer .dp-sets button[aria-pressed="true"] { background: #eee; font-weight: bold; }
 `;
 
 /** Plain-language lines for the current domains (what summary.py says, per family). */
@@ -45,12 +47,16 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
   const style = document.createElement("style");
   style.textContent = STYLE;
   const heading = document.createElement("h3");
+  const setBar = document.createElement("div");
+  setBar.className = "dp-sets";
+  setBar.setAttribute("role", "group");
+  setBar.setAttribute("aria-label", "highlight sets");
   const grid = document.createElement("div");
   grid.className = "dp-grid";
   const summary = document.createElement("div");
   summary.className = "dp-summary";
   summary.setAttribute("aria-live", "polite");
-  root.append(style, heading, grid, summary);
+  root.append(style, heading, setBar, grid, summary);
   el.append(root);
 
   let panels: { panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily> }[] = [];
@@ -93,30 +99,68 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
     recompute();
   }
 
+  const selected = () => new Set(model.get("selected_sets") ?? []);
+
+  function applySelection() {
+    const chosen = selected();
+    setBar.querySelectorAll("button").forEach((button) => {
+      button.setAttribute("aria-pressed", String(chosen.has(button.dataset.set ?? "")));
+    });
+    panels.forEach(({ panel }) => panel.highlight(chosen));
+  }
+
+  const buttonCleanups: (() => void)[] = [];
+  function buildSetBar(sets: string[]) {
+    buttonCleanups.splice(0).forEach((f) => f());
+    setBar.replaceChildren();
+    sets.forEach((name, k) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.set = name;
+      button.style.borderColor = PALETTE[k % PALETTE.length];
+      button.textContent = name;
+      const toggle = () => {
+        const chosen = selected();
+        if (chosen.has(name)) chosen.delete(name);
+        else chosen.add(name);
+        model.set("selected_sets", sets.filter((s) => chosen.has(s)));
+        model.save_changes();
+      };
+      button.addEventListener("click", toggle);
+      buttonCleanups.push(() => button.removeEventListener("click", toggle));
+      setBar.append(button);
+    });
+  }
+
   function build() {
     panels.forEach(({ panel }) => panel.destroy());
     const spec = model.get("spec");
     const buffer = model.get("curves");
     heading.textContent = `Diversity profiles — ${spec.condition}`;
+    buildSetBar(spec.sets);
     panels = spec.families.map((fam) => {
       const data = readFamily(buffer, fam, spec.sets.length);
       const panel = createPanel(fam, spec.sets, `${spec.representation} / ${spec.distance}`,
-        data.grid, data.curves, () => { recompute(); pushDomains(); });
+        data.grid, data.curves, () => { recompute(); pushDomains(); },
+        () => panel.highlight(selected()));
       grid.append(panel.el);
       return { panel, fam, data };
     });
     applyDomains();
+    applySelection();
   }
 
   const unsubscribe = [
     bind(model, "spec", build),
     bind(model, "curves", build),
     bind(model, "domains", applyDomains),
+    bind(model, "selected_sets", applySelection),
   ];
   build();
 
   return () => {
     unsubscribe.forEach((off) => off());
+    buttonCleanups.forEach((off) => off());
     panels.forEach(({ panel }) => panel.destroy());
     root.remove();
   };

@@ -113,6 +113,22 @@ def test_sliders_are_labelled_for_assistive_technology(page):
     assert label == "lower end of the q domain of Vendi score"
 
 
+def test_clicking_a_set_highlights_it_everywhere_and_syncs_selected_sets(page):
+    pg, _, _ = page
+    button = pg.locator('.dp-sets button[data-set="A"]')
+    button.click()
+    assert pg.evaluate("window.__model.get('selected_sets')") == ["A"]
+    assert button.get_attribute("aria-pressed") == "true"
+    # The other set fades in every chart; the chosen one stays opaque.
+    for family in ("vendi", "magnitude", "circles", "energy"):
+        pg.wait_for_function(
+            f"[...document.querySelectorAll('section[data-family={family}] .mark-line path')]"
+            ".map((p) => Number(p.getAttribute('opacity') ?? 1)).sort().join() === '0.15,1'"
+        )
+    pg.evaluate("window.__model.set('selected_sets', [])")
+    assert button.get_attribute("aria-pressed") == "false"
+
+
 def test_cleanup_removes_every_listener(page):
     pg, _, errors = page
     pg.evaluate("window.__cleanup()")
