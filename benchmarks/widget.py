@@ -27,9 +27,10 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page  # noqa: E402
+
 import diversity_profiles as dp  # noqa: E402
 from diversity_profiles.explorer import ProfileExplorer  # noqa: E402
-from tests.browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page  # noqa: E402
 
 
 def tree(n_sets=10, n_points=200, seed=0):
