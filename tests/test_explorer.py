@@ -95,3 +95,20 @@ def test_load_ext_registers_a_formatter_for_profile_trees_only(tree):
     comparison = fmt(tree.dp.compare())
     comparison = comparison[0] if isinstance(comparison, tuple) else comparison
     assert comparison["text/markdown"].startswith("### toy/euclidean")
+
+
+def test_built_wheel_ships_the_bundle(tmp_path):
+    import subprocess
+    import sys
+    import zipfile
+
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("diversity_profiles-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "diversity_profiles/static/widget.js" in names
+    assert "diversity_profiles/py.typed" in names
