@@ -1,0 +1,127 @@
+"""Live round trip in a real JupyterLab: browser slider -> Python, Python -> browser DOM.
+
+Starts JupyterLab on 127.0.0.1, opens a notebook in Debian's Chromium, runs it,
+moves a domain slider from the keyboard and checks the kernel saw the new
+``explorer.domains`` (an observer in the notebook writes every change to a
+file), then runs a cell that assigns ``explorer.domains`` and checks the slider
+in the page moved.
+"""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import nbformat
+import pytest
+from playwright.sync_api import sync_playwright
+
+from .browser import CHROMIUM, LAUNCH_ARGS, block_outside
+
+SETUP = """\
+import json
+import diversity_profiles as dp
+tree = dp.profiles({"A": [[1.0], [2.0], [3.0]], "B": [[0.0], [4.0]]},
+                   representation="line", distance="euclidean", n_points=20)
+grid = tree["line/euclidean"].t.values
+explorer = tree.dp.explore()
+explorer.observe(lambda change: open("domains.json", "w").write(json.dumps(change["new"])),
+                 names="domains")
+explorer
+"""
+RESET = 'explorer.domains = {"magnitude": [float(grid[0]), float(grid[-1])]}'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_code_cell(RESET)]
+    )
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, root / "live.ipynb")
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--allow-root",
+            "--no-browser",
+            f"--ServerApp.port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.root_dir={root}",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            "--LabApp.expose_app_in_browser=True",
+            "--ServerApp.disable_check_xsrf=True",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api", timeout=2)
+            break
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                server.kill()
+                raise RuntimeError("JupyterLab did not start") from None
+            time.sleep(0.3)
+    yield url, root
+    server.terminate()
+    server.wait(timeout=20)
+
+
+def test_slider_reaches_the_kernel_and_the_kernel_reaches_the_slider(lab):
+    url, root = lab
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        block_outside(page, url)
+        page.goto(f"{url}/lab/tree/live.ipynb")
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        page.wait_for_timeout(2000)  # let the kernel start before running the cells
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        slider = "section[data-family=magnitude] input[type=range]"
+        page.wait_for_selector(slider, timeout=90_000)
+        page.wait_for_selector("section[data-family=magnitude] svg .mark-line path", timeout=30_000)
+        domains_file = root / "domains.json"
+        deadline = time.monotonic() + 30  # the RESET cell ran after the view appeared
+        while not domains_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        first = json.loads(domains_file.read_text())
+
+        lower = page.locator(slider).first
+        lower.focus()
+        page.keyboard.press("End")
+        deadline = time.monotonic() + 20
+        seen = first
+        while seen == first and time.monotonic() < deadline:
+            time.sleep(0.2)
+            seen = json.loads(domains_file.read_text())
+        lo, hi = seen["magnitude"]
+        assert lo == hi == first["magnitude"][1]  # the kernel has the browser's domain
+
+        # Python -> browser: run the RESET cell again; the slider returns to the start.
+        page.locator(".jp-Cell").nth(1).click()
+        page.keyboard.press("Shift+Enter")
+        page.wait_for_function(f"document.querySelector('{slider}').value === '0'", timeout=20_000)
+        browser.close()
