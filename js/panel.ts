@@ -108,6 +108,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   matrix.setAttribute("aria-label", `dominance matrix for ${fam.long_name}`);
   const cleanups: (() => void)[] = [];
   let view: View | null = null;
+  let destroyed = false;
   let lo = 0;
   let hi = grid.length - 1;
 
@@ -153,6 +154,10 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     const rows = rowsOf(fam, sets, grid, curves);
     const spec = chartSpec(fam, sets, condition, rows, [{ lo: grid[0], hi: grid[grid.length - 1] }]);
     embed(chart, spec as never, { actions: false, renderer: "svg" }).then((result) => {
+      if (destroyed) {  // cleaned up while Vega was still compiling: release it now
+        result.view.finalize();
+        return;
+      }
       view = result.view;
       showRange();
       onReady();
@@ -204,6 +209,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       view.runAsync();
     },
     destroy() {
+      destroyed = true;
       cleanups.forEach((f) => f());
       view?.finalize();
       el.remove();

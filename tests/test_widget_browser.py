@@ -137,3 +137,20 @@ def test_cleanup_removes_every_listener(page):
     assert pg.evaluate("window.__listeners()") == 0
     assert pg.evaluate("document.getElementById('root').children.length") == 0
     assert errors == []
+
+
+def test_repeated_renders_leave_nothing_behind(page):
+    pg, _, errors = page
+    listeners = pg.evaluate("""() => {
+        const counts = [];
+        for (let k = 0; k < 5; k++) {
+          const cleanup = window.__render();
+          counts.push(window.__listeners());
+          cleanup();
+        }
+        return { during: counts, after: window.__listeners(),
+                 nodes: document.getElementById('root').children.length };
+    }""")
+    assert len(set(listeners["during"])) == 1 and listeners["during"][0] > 0
+    assert listeners["after"] == 0 and listeners["nodes"] == 0
+    assert errors == []
