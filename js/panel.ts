@@ -52,7 +52,7 @@ function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: obj
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: fam.long_name, subtitle: condition },
     width: 280, height: 170,
-    datasets: { curves: rows, domain },
+    datasets: { curves: rows, domain, crossings: [] },
     resolve: { scale: { opacity: "independent" } }, // bands stay fainter than their curves
     layer: [
       { data: { name: "domain" }, mark: { type: "rect", opacity: 0.08, color: "#000" },
@@ -61,6 +61,9 @@ function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: obj
         transform: [{ filter: "isValid(datum.lower)" }],
         encoding: { x, y: { field: "lower", type: "quantitative" }, y2: { field: "upper" },
           color, opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.03, 0.18] }, legend: null } } },
+      { data: { name: "crossings" }, mark: { type: "rule", strokeDash: [4, 3], color: "#555" },
+        encoding: { x: { field: "x", type: "quantitative", scale: x.scale },
+          tooltip: [{ field: "pair", type: "nominal" }, { field: "x", type: "quantitative", title: "crossing" }] } },
       { data: { name: "curves" }, mark: { type: "line", interpolate: fam.step ? "step-after" : "linear" },
         encoding: { x, y: { field: "value", type: "quantitative", title: fam.long_name }, color,
           opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.15, 1] }, legend: null },
@@ -109,6 +112,20 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   const cleanups: (() => void)[] = [];
   let view: View | null = null;
   let destroyed = false;
+  let lastPairs: PairResult[] = [];
+  let chosen = new Set<string>();
+
+  /** Crossing rules for the pairs in view: all pairs, or those among highlighted sets. */
+  function drawCrossings() {
+    if (!view || fam.parameter === null) return;
+    const shown = (k: number) => chosen.size === 0 || chosen.has(sets[k]);
+    const rows = lastPairs
+      .filter((p) => p.a < p.b && shown(p.a) && shown(p.b))
+      .flatMap((p) => p.crossings.filter((x) => Number.isFinite(x) && (fam.axis !== "log" || x > 0))
+        .map((x) => ({ x, pair: `${sets[p.a]} × ${sets[p.b]}` })));
+    view.data("crossings", rows);
+    view.runAsync();
+  }
   let lo = 0;
   let hi = grid.length - 1;
 
@@ -139,20 +156,24 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   sliders.append(label);
 
   const fmt = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(3)).toString() : "∞");
+  /** The shaded domain, drawable on the axis: q = 0 and q = inf map to the nearest drawn point. */
+  function domainRow() {
+    const drawable = (x: number) => (Number.isFinite(x) && (fam.axis !== "log" || x > 0) ? x : null);
+    const loX = drawable(grid[lo]) ?? drawable(grid[Math.min(lo + 1, hi)]);
+    const hiX = drawable(grid[hi]) ?? drawable(grid[Math.max(hi - 1, lo)]);
+    return loX === null || hiX === null ? [] : [{ lo: loX, hi: hiX }];
+  }
   function showRange() {
     label.textContent = `${SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
     if (view) {
-      const finite = (x: number) => (Number.isFinite(x) && (fam.axis !== "log" || x > 0) ? x : null);
-      const loX = finite(grid[lo]) ?? finite(grid[Math.min(lo + 1, hi)]) ?? grid[lo];
-      const hiX = finite(grid[hi]) ?? finite(grid[Math.max(hi - 1, lo)]) ?? grid[hi];
-      view.data("domain", [{ lo: loX, hi: hiX }]);
+      view.data("domain", domainRow());
       view.runAsync();
     }
   }
 
   if (fam.parameter !== null) {
     const rows = rowsOf(fam, sets, grid, curves);
-    const spec = chartSpec(fam, sets, condition, rows, [{ lo: grid[0], hi: grid[grid.length - 1] }]);
+    const spec = chartSpec(fam, sets, condition, rows, domainRow());
     embed(chart, spec as never, { actions: false, renderer: "svg" }).then((result) => {
       if (destroyed) {  // cleaned up while Vega was still compiling: release it now
         result.view.finalize();
@@ -160,6 +181,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       }
       view = result.view;
       showRange();
+      drawCrossings();
       onReady();
     });
     el.append(chart, sliders);
@@ -184,6 +206,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       showRange();
     },
     update(pairs: PairResult[]) {
+      lastPairs = pairs;
+      drawCrossings();
       matrix.replaceChildren();
       const head = matrix.insertRow();
       head.insertCell().textContent = "A \\ B";
@@ -204,9 +228,11 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       });
     },
     highlight(selected: Set<string>) {
+      chosen = selected;
       if (!view || fam.parameter === null) return;
       view.data("curves", rowsOf(fam, sets, grid, curves, selected));
       view.runAsync();
+      drawCrossings();
     },
     destroy() {
       destroyed = true;

@@ -68,6 +68,18 @@ def test_curves_are_drawn_for_every_family(page):
     assert errors == [] and blocked == []
 
 
+def test_crossings_are_marked_where_compare_finds_them(page, tree):
+    pg, _, _ = page
+    res = dp.compare(tree)["line/euclidean"]
+    for family in ("magnitude", "circles"):
+        n = int(res.n_crossings.sel(set_a="A", set_b=XSS, family=family))
+        assert n > 0
+        pg.wait_for_function(
+            f"document.querySelectorAll('section[data-family={family}] .mark-rule.role-mark line').length"
+            f" === {n}"
+        )
+
+
 def test_slider_from_the_keyboard_changes_the_verdict_as_compare_does(page, tree):
     pg, _, _ = page
     t = tree["line/euclidean"].t.values
