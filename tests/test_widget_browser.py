@@ -75,8 +75,8 @@ def test_crossings_are_marked_where_compare_finds_them(page, tree):
         n = int(res.n_crossings.sel(set_a="A", set_b=XSS, family=family))
         assert n > 0
         pg.wait_for_function(
-            f"document.querySelectorAll('section[data-family={family}] .mark-rule.role-mark line').length"
-            f" === {n}"
+            f"document.querySelectorAll('section[data-family={family}] .mark-rule.role-mark line')"
+            f".length === {n}"
         )
 
 
