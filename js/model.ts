@@ -27,6 +27,8 @@ export interface Traits {
   curves: DataView;
   domains: Record<string, [number, number]>;
   selected_sets: string[];
+  condition: string;
+  conditions: string[];
 }
 
 // The part of anywidget's model that the widget uses.

@@ -47,6 +47,13 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
   const style = document.createElement("style");
   style.textContent = STYLE;
   const heading = document.createElement("h3");
+  const chooser = document.createElement("select");
+  chooser.setAttribute("aria-label", "condition");
+  const choose = () => {
+    model.set("condition", chooser.value);
+    model.save_changes();
+  };
+  chooser.addEventListener("change", choose);
   const setBar = document.createElement("div");
   setBar.className = "dp-sets";
   setBar.setAttribute("role", "group");
@@ -56,7 +63,7 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
   const summary = document.createElement("div");
   summary.className = "dp-summary";
   summary.setAttribute("aria-live", "polite");
-  root.append(style, heading, setBar, grid, summary);
+  root.append(style, heading, chooser, setBar, grid, summary);
   el.append(root);
 
   let panels: { panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily> }[] = [];
@@ -137,6 +144,15 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
     const spec = model.get("spec");
     const buffer = model.get("curves");
     heading.textContent = `Diversity profiles — ${spec.condition}`;
+    const conditions = model.get("conditions") ?? [];
+    chooser.replaceChildren(...conditions.map((c) => {
+      const option = document.createElement("option");
+      option.value = c;
+      option.textContent = c;
+      option.selected = c === spec.condition;
+      return option;
+    }));
+    chooser.hidden = conditions.length < 2;
     buildSetBar(spec.sets);
     panels = spec.families.map((fam) => {
       const data = readFamily(buffer, fam, spec.sets.length);
@@ -161,6 +177,7 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
   return () => {
     unsubscribe.forEach((off) => off());
     buttonCleanups.forEach((off) => off());
+    chooser.removeEventListener("change", choose);
     panels.forEach(({ panel }) => panel.destroy());
     root.remove();
   };

@@ -112,3 +112,34 @@ def test_built_wheel_ships_the_bundle(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "diversity_profiles/static/widget.js" in names
     assert "diversity_profiles/py.typed" in names
+
+
+def test_choosing_another_condition_sends_its_curves(tree):
+    rng = np.random.default_rng(1)
+    sets = {"wide": rng.standard_normal((30, 3)), "narrow": 0.5 * rng.standard_normal((25, 3))}
+    merged = dp.merge(
+        [
+            dp.profiles(
+                sets, representation="toy", distance="euclidean", families="vendi", n_points=8
+            ),
+            dp.profiles(
+                sets, representation="toy", distance="cosine", families="vendi", n_points=8
+            ),
+        ]
+    )
+    explorer = ProfileExplorer(merged)
+    assert sorted(explorer.conditions) == ["toy/cosine", "toy/euclidean"]
+    first = explorer.spec["condition"]
+    explorer.domains = {"vendi": [0.5, 2.0]}
+    other = next(c for c in explorer.conditions if c != first)
+    explorer.condition = other
+    assert explorer.spec["condition"] == other and explorer.domains == {}
+    values = np.frombuffer(explorer.curves, dtype="<f8")
+    vendi = explorer.spec["families"][0]
+    np.testing.assert_array_equal(
+        values[vendi["values"] : vendi["values"] + 2 * vendi["n"]].reshape(2, -1),
+        merged[other].to_dataset().vendi.values,
+    )
+    with pytest.raises(traitlets.TraitError, match=r"condition must be one of"):
+        explorer.condition = "x/y"
+    assert explorer.condition == other

@@ -102,6 +102,8 @@ class ProfileExplorer(anywidget.AnyWidget):
     curves = traitlets.Bytes().tag(sync=True)
     domains = traitlets.Dict().tag(sync=True)
     selected_sets = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    condition = traitlets.Unicode().tag(sync=True)
+    conditions = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     def __init__(self, tree, condition: str | None = None, **kwargs) -> None:
         if not _BUNDLE.exists():
@@ -117,10 +119,27 @@ class ProfileExplorer(anywidget.AnyWidget):
                 f"The 'condition' argument of ProfileExplorer must be one of {paths}. "
                 f"Got {condition!r}."
             )
-        spec, curves = pack_condition(tree[condition].to_dataset())
-        super().__init__(spec=spec, curves=curves, **kwargs)
         self._tree = tree
-        self.condition = condition
+        spec, curves = pack_condition(tree[condition].to_dataset())
+        super().__init__(spec=spec, curves=curves, condition=condition, conditions=paths, **kwargs)
+
+    @traitlets.validate("condition")
+    def _check_condition(self, proposal):
+        if self.conditions and proposal["value"] not in self.conditions:
+            raise traitlets.TraitError(
+                f"condition must be one of {self.conditions}. Got {proposal['value']!r}."
+            )
+        return proposal["value"]
+
+    @traitlets.observe("condition")
+    def _show_condition(self, change) -> None:
+        """Another condition was chosen (in the view or here): send its curves."""
+        if not hasattr(self, "_tree"):
+            return
+        spec, curves = pack_condition(self._tree[change["new"]].to_dataset())
+        with self.hold_sync():
+            self.domains = {}
+            self.spec, self.curves = spec, curves
 
     @traitlets.validate("domains")
     def _check_domains(self, proposal):
