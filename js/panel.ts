@@ -65,6 +65,8 @@ function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: obj
         encoding: { x: { field: "x", type: "quantitative", scale: x.scale },
           tooltip: [{ field: "pair", type: "nominal" }, { field: "x", type: "quantitative", title: "crossing" }] } },
       { data: { name: "curves" }, mark: { type: "line", interpolate: fam.step ? "step-after" : "linear" },
+        // Brushing an x-range sets the domain slider (see the signal listener in createPanel).
+        params: [{ name: "brush", select: { type: "interval", encodings: ["x"] } }],
         encoding: { x, y: { field: "value", type: "quantitative", title: fam.long_name }, color,
           opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.15, 1] }, legend: null },
           tooltip: [{ field: "set", type: "nominal" }, { field: "x", type: "quantitative", title: fam.parameter },
@@ -180,6 +182,24 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
         return;
       }
       view = result.view;
+      const onBrush = (_: string, value: { x?: [number, number] } | null) => {
+        if (!value?.x) return;
+        const [a, b] = value.x;
+        let i = 0;
+        while (i < grid.length - 1 && !(grid[i] >= Math.min(a, b))) i++;
+        let j = grid.length - 1;
+        while (j > 0 && !(grid[j] <= Math.max(a, b))) j--;
+        if (j >= i) {
+          lo = i;
+          hi = j;
+          inputs[0].value = String(lo);
+          inputs[1].value = String(hi);
+          showRange();
+          onRange();
+        }
+      };
+      view.addSignalListener("brush", onBrush);
+      cleanups.push(() => view?.removeSignalListener("brush", onBrush));
       showRange();
       drawCrossings();
       onReady();

@@ -101,6 +101,22 @@ def test_slider_from_the_keyboard_changes_the_verdict_as_compare_does(page, tree
     assert f"A ≻ {XSS} in magnitude" in pg.locator(".dp-summary").inner_text()
 
 
+def test_brushing_an_x_range_moves_the_slider(page, tree):
+    pg, _, _ = page
+    box = pg.locator("section[data-family=circles] svg .layer_0_marks path").first.bounding_box()
+    y = box["y"] + box["height"] / 2
+    pg.mouse.move(box["x"] + 0.5 * box["width"], y)
+    pg.mouse.down()
+    pg.mouse.move(box["x"] + 0.9 * box["width"], y, steps=5)
+    pg.mouse.up()
+    lower, upper = pg.locator("section[data-family=circles] input[type=range]").all()
+    assert 0 < int(lower.input_value()) < int(upper.input_value())
+    tau = tree["line/euclidean"].tau.values
+    saved = pg.evaluate("window.__saved.at(-1)")["circles"]
+    assert saved == pytest.approx([tau[int(lower.input_value())], tau[int(upper.input_value())]])
+    pg.evaluate(f"window.__model.set('domains', {{circles: [{tau[0]}, {tau[-1]}]}})")
+
+
 def test_setting_domains_from_the_model_moves_the_slider(page, tree):
     pg, _, _ = page
     t = tree["line/euclidean"].t.values
