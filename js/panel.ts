@@ -102,7 +102,8 @@ export interface Panel {
 }
 
 export function createPanel(fam: FamilySpec, sets: string[], condition: string, grid: Float64Array,
-                            curves: Curve[], onRange: () => void, onReady: () => void): Panel {
+                            curves: Curve[], onRange: () => void, onReady: () => void,
+                            onPick: (set: string) => void): Panel {
   const el = document.createElement("section");
   el.className = "dp-panel";
   el.dataset.family = fam.name;
@@ -200,6 +201,13 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       };
       view.addSignalListener("brush", onBrush);
       cleanups.push(() => view?.removeSignalListener("brush", onBrush));
+      // Clicking a curve (or its band) highlights that set in every chart.
+      const onClick = (_: unknown, item: { datum?: { set?: string } } | null | undefined) => {
+        const picked = item?.datum?.set;
+        if (picked !== undefined) onPick(picked);
+      };
+      view.addEventListener("click", onClick as never);
+      cleanups.push(() => view?.removeEventListener("click", onClick as never));
       showRange();
       drawCrossings();
       onReady();

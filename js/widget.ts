@@ -116,6 +116,15 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
     panels.forEach(({ panel }) => panel.highlight(chosen));
   }
 
+  function toggleSet(name: string) {
+    const sets = model.get("spec").sets;
+    const chosen = selected();
+    if (chosen.has(name)) chosen.delete(name);
+    else chosen.add(name);
+    model.set("selected_sets", sets.filter((s) => chosen.has(s)));
+    model.save_changes();
+  }
+
   const buttonCleanups: (() => void)[] = [];
   function buildSetBar(sets: string[]) {
     buttonCleanups.splice(0).forEach((f) => f());
@@ -126,13 +135,7 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
       button.dataset.set = name;
       button.style.borderColor = PALETTE[k % PALETTE.length];
       button.textContent = name;
-      const toggle = () => {
-        const chosen = selected();
-        if (chosen.has(name)) chosen.delete(name);
-        else chosen.add(name);
-        model.set("selected_sets", sets.filter((s) => chosen.has(s)));
-        model.save_changes();
-      };
+      const toggle = () => toggleSet(name);
       button.addEventListener("click", toggle);
       buttonCleanups.push(() => button.removeEventListener("click", toggle));
       setBar.append(button);
@@ -158,7 +161,7 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
       const data = readFamily(buffer, fam, spec.sets.length);
       const panel = createPanel(fam, spec.sets, `${spec.representation} / ${spec.distance}`,
         data.grid, data.curves, () => { recompute(); pushDomains(); },
-        () => panel.highlight(selected()));
+        () => panel.highlight(selected()), toggleSet);
       grid.append(panel.el);
       return { panel, fam, data };
     });

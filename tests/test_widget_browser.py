@@ -157,6 +157,17 @@ def test_clicking_a_set_highlights_it_everywhere_and_syncs_selected_sets(page):
     assert button.get_attribute("aria-pressed") == "false"
 
 
+def test_clicking_a_curve_highlights_its_set(page):
+    pg, _, _ = page
+    pg.evaluate("window.__model.set('selected_sets', [])")
+    line = pg.locator("section[data-family=magnitude] .mark-line.role-mark path").first
+    label = line.get_attribute("aria-label")  # Vega describes the datum: "...; set: A; ..."
+    picked = label.split("set: ")[1].split(";")[0]
+    line.dispatch_event("click")  # a click on the stroke itself (the box centre may miss it)
+    assert pg.evaluate("window.__model.get('selected_sets')") == [picked]
+    pg.evaluate("window.__model.set('selected_sets', [])")
+
+
 def test_cleanup_removes_every_listener(page):
     pg, _, errors = page
     pg.evaluate("window.__cleanup()")
