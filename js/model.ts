@@ -29,6 +29,8 @@ export interface Traits {
   selected_sets: string[];
   condition: string;
   conditions: string[];
+  extend_request: { family: string; side: "low" | "high"; nonce: number };
+  status: string;
 }
 
 // The part of anywidget's model that the widget uses.

@@ -103,7 +103,8 @@ export interface Panel {
 
 export function createPanel(fam: FamilySpec, sets: string[], condition: string, grid: Float64Array,
                             curves: Curve[], onRange: () => void, onReady: () => void,
-                            onPick: (set: string) => void): Panel {
+                            onPick: (set: string) => void,
+                            onExtend: (family: string, side: "low" | "high") => void): Panel {
   const el = document.createElement("section");
   el.className = "dp-panel";
   el.dataset.family = fam.name;
@@ -157,6 +158,23 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     return input;
   });
   sliders.append(label);
+  // Log-scaled families with open ends can grow: Python computes more points (kernel needed).
+  if (fam.axis === "log" && fam.name !== "vendi") {
+    for (const side of ["low", "high"] as const) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "dp-extend";
+      button.dataset.side = side;
+      button.textContent = side === "low" ? "◀ more" : "more ▶";
+      button.setAttribute("aria-label",
+        `compute more ${fam.parameter} values ${side === "low" ? "below" : "above"} the grid`);
+      const click = () => onExtend(fam.name, side);
+      button.addEventListener("click", click);
+      cleanups.push(() => button.removeEventListener("click", click));
+      if (side === "low") sliders.prepend(button);
+      else sliders.append(button);
+    }
+  }
 
   const fmt = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(3)).toString() : "∞");
   /** The shaded domain, drawable on the axis: q = 0 and q = inf map to the nearest drawn point. */

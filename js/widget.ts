@@ -14,6 +14,7 @@ const STYLE = `
 .dp-explorer .dp-matrix td[data-verdict="dominated"] { color: #D55E00; }
 .dp-explorer .dp-summary { white-space: pre-wrap; margin-top: 8px; }
 .dp-explorer .dp-sets button { border: 2px solid; border-radius: 12px; background: #fff; margin: 0 4px 6px 0; }
+.dp-explorer .dp-status { color: #0072B2; min-height: 1.2em; }
 .dp-explorer .dp-sets button[aria-pressed="true"] { background: #eee; font-weight: bold; }
 `;
 
@@ -60,10 +61,14 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
   setBar.setAttribute("aria-label", "highlight sets");
   const grid = document.createElement("div");
   grid.className = "dp-grid";
+  const status = document.createElement("div");
+  status.className = "dp-status";
+  status.setAttribute("role", "status");
+  const showStatus = () => { status.textContent = model.get("status") ?? ""; };
   const summary = document.createElement("div");
   summary.className = "dp-summary";
   summary.setAttribute("aria-live", "polite");
-  root.append(style, heading, chooser, setBar, grid, summary);
+  root.append(style, heading, chooser, setBar, status, grid, summary);
   el.append(root);
 
   let panels: { panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily> }[] = [];
@@ -161,7 +166,11 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
       const data = readFamily(buffer, fam, spec.sets.length);
       const panel = createPanel(fam, spec.sets, `${spec.representation} / ${spec.distance}`,
         data.grid, data.curves, () => { recompute(); pushDomains(); },
-        () => panel.highlight(selected()), toggleSet);
+        () => panel.highlight(selected()), toggleSet, (family, side) => {
+          status.textContent = `asking Python for more ${family} points…`;
+          model.set("extend_request", { family, side, nonce: Date.now() });
+          model.save_changes();
+        });
       grid.append(panel.el);
       return { panel, fam, data };
     });
@@ -174,6 +183,7 @@ function render({ model, el }: { model: Model; el: HTMLElement }) {
     bind(model, "curves", build),
     bind(model, "domains", applyDomains),
     bind(model, "selected_sets", applySelection),
+    bind(model, "status", showStatus),
   ];
   build();
 

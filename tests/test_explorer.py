@@ -1,5 +1,6 @@
 """The explorer widget's Python side and its bundle (browser tests live with the widget)."""
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -143,3 +144,30 @@ def test_choosing_another_condition_sends_its_curves(tree):
     with pytest.raises(traitlets.TraitError, match=r"condition must be one of"):
         explorer.condition = "x/y"
     assert explorer.condition == other
+
+
+def test_extending_a_domain_computes_new_points_from_the_cached_matrices(tmp_path):
+    rng = np.random.default_rng(2)
+    sets = {"a": rng.standard_normal((30, 3)), "b": rng.standard_normal((25, 3))}
+    tree = dp.profiles(sets, representation="r", distance="euclidean", n_points=10, n_boot=5)
+    explorer = ProfileExplorer(tree)
+    explorer.extend("magnitude", "high", points=5)
+    ds = tree["r/euclidean"].to_dataset()
+    assert ds.t.size == 15 and explorer.status == ""
+    D = dp.pairwise_distances(sets["a"])
+    np.testing.assert_allclose(
+        ds.magnitude.sel(set="a").values, dp.magnitude(D, ds.t.values), rtol=1e-10
+    )
+    assert explorer.domains["magnitude"] == pytest.approx([ds.t.values[0], ds.t.values[-1]])
+    assert {f["name"]: f["n"] for f in explorer.spec["families"]}["magnitude"] == 15
+    explorer.extend("energy", "low", points=3)
+    e = tree["r/euclidean"].to_dataset()
+    assert e.s.size == 13 and int(np.isnan(e.energy_ci_lower.values).sum()) == 2 * 3
+    explorer.extend("vendi", "high")
+    assert "cannot be extended" in explorer.status
+    # A tree read back in another session has no matrices in memory: the view says so.
+    tree.to_netcdf(tmp_path / "t.nc")
+    sys.modules["diversity_profiles.profiles"]._RECENT.clear()  # as in a fresh process
+    loaded = ProfileExplorer(xr.open_datatree(tmp_path / "t.nc"))
+    loaded.extend("magnitude", "high")
+    assert "not in memory" in loaded.status

@@ -120,6 +120,11 @@ def test_slider_reaches_the_kernel_and_the_kernel_reaches_the_slider(lab):
         lo, hi = seen["magnitude"]
         assert lo == hi == first["magnitude"][1]  # the kernel has the browser's domain
 
+        # Widening beyond the computed grid: Python computes 10 more scales and sends them.
+        assert page.locator(slider).first.get_attribute("max") == "19"
+        page.locator("section[data-family=magnitude] button.dp-extend[data-side=high]").click()
+        page.wait_for_function(f"document.querySelector('{slider}').max === '29'", timeout=30_000)
+
         # Python -> browser: run the RESET cell again; the slider returns to the start.
         page.locator(".jp-Cell").nth(1).click()
         page.keyboard.press("Shift+Enter")

@@ -13,6 +13,7 @@ from pathlib import Path
 import anywidget
 import numpy as np
 import traitlets
+import xarray as xr
 
 from .accessor import conditions_of
 from .families import FAMILIES
@@ -104,6 +105,10 @@ class ProfileExplorer(anywidget.AnyWidget):
     selected_sets = traitlets.List(traitlets.Unicode()).tag(sync=True)
     condition = traitlets.Unicode().tag(sync=True)
     conditions = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    #: The view asks for more grid points beyond an end of a family's domain.
+    extend_request = traitlets.Dict().tag(sync=True)
+    #: What Python is computing right now (shown in the view); empty when idle.
+    status = traitlets.Unicode().tag(sync=True)
 
     def __init__(self, tree, condition: str | None = None, **kwargs) -> None:
         if not _BUNDLE.exists():
@@ -167,6 +172,60 @@ class ProfileExplorer(anywidget.AnyWidget):
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data.update(static_fallbacks(self._tree, self.condition))
         return bundle
+
+    @traitlets.observe("extend_request")
+    def _on_extend_request(self, change) -> None:
+        request = change["new"]
+        if request:
+            self.extend(request.get("family", ""), request.get("side", "high"))
+
+    def extend(self, family: str, side: str = "high", points: int = 10) -> None:
+        """Compute ``points`` more grid points beyond one end of a family's domain.
+
+        Uses the distance matrices that :func:`profiles` prepared in this process (no
+        feature or distance is recomputed), adds the points to the tree and to the
+        view, and widens ``domains[family]`` to include them. Only log-scaled families
+        with an open end can grow (magnitude's scale t, energy's exponent s).
+        """
+        from .profiles import recall
+
+        ds = self._tree[self.condition].to_dataset()
+        fam = FAMILIES.get(family)
+        if fam is None or family not in ds or fam.axis != "log" or family == "vendi":
+            self.status = f"{family!r} cannot be extended: only magnitude and energy can."
+            return
+        cond = recall(ds.attrs.get("session_key"))
+        if cond is None:
+            self.status = (
+                "The matrices behind these profiles are not in memory (loaded from a file, or "
+                "computed too long ago in this session); recompute them with dp.profiles to "
+                "extend a domain."
+            )
+            return
+        grid = ds[fam.parameter].values
+        step = grid[-1] / grid[-2] if side == "high" else grid[1] / grid[0]
+        k = np.arange(1, points + 1)
+        new = grid[-1] * step**k if side == "high" else np.sort(grid[0] / step**k)
+        self.status = f"computing {family} at {points} more {fam.parameter} values…"
+        try:
+            values = np.stack([fam.evaluate(cond, item, new)[family][0] for item in cond.sets])
+            # Every variable on this axis (bands, replicates) gets NaN at the new points;
+            # the family itself gets its values there.
+            grown = ds.reindex({fam.parameter: np.union1d(grid, new)})
+            filled = grown[family].values.copy()
+            filled[:, np.searchsorted(grown[fam.parameter].values, new)] = values
+            grown[family] = (ds[family].dims, filled, ds[family].attrs)
+            grown[fam.parameter].attrs = ds[fam.parameter].attrs | {
+                "domain": ds[fam.parameter].attrs.get("domain", "") + f"; extended {side}"
+            }
+            self._tree[self.condition] = xr.DataTree(grown)
+            spec, curves = pack_condition(grown)
+            domains = dict(self.domains)
+            domains[family] = [float(grown[fam.parameter].min()), float(grown[fam.parameter].max())]
+            with self.hold_sync():
+                self.spec, self.curves, self.domains = spec, curves, domains
+        finally:
+            self.status = ""
 
 
 def static_fallbacks(tree, condition: str | None = None) -> dict:

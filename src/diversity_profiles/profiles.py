@@ -10,6 +10,8 @@ strings and numbers only, so the tree round-trips through netCDF and zarr.
 from __future__ import annotations
 
 import datetime as _dt
+import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -21,6 +23,28 @@ from .condition import Condition, prepare_sets
 from .families import FAMILIES, Family
 
 FUNC = "profiles"
+
+#: The prepared conditions (distance matrices, kernels) of the latest profiles in this
+#: process, so a domain can be extended later without recomputing them. Bounded: each
+#: holds n × n matrices.
+_RECENT: OrderedDict[str, Condition] = OrderedDict()
+_RECENT_MAX = 4
+
+
+def remember(cond: Condition) -> str:
+    """Keep ``cond`` for later extensions; returns the key recorded in the node's attrs."""
+    key = uuid.uuid4().hex
+    _RECENT[key] = cond
+    while len(_RECENT) > _RECENT_MAX:
+        _RECENT.popitem(last=False)
+    return key
+
+
+def recall(key: str | None) -> Condition | None:
+    """The prepared condition behind a profile node, if this process still holds it."""
+    return _RECENT.get(key) if key else None
+
+
 _CIRCLES_METHODS = ("auto", "exact", "greedy")
 
 
@@ -293,6 +317,7 @@ def profiles(
         cond.bandwidth_method = "given by the user"
     unc = _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed)
     ds = _build_dataset(cond, fams, domains, int(n_points), unc)
+    ds.attrs["session_key"] = remember(cond)
     return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
 
 
