@@ -195,7 +195,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   if (fam.parameter !== null) {
     const rows = rowsOf(fam, sets, grid, curves);
     const spec = chartSpec(fam, sets, condition, rows, domainRow());
-    embed(chart, spec as never, { actions: false, renderer: "svg" }).then((result) => {
+    embed(chart, spec as never, { actions: false, renderer: "svg", logLevel: 1 /* errors only */ }).then((result) => {
       if (destroyed) {  // cleaned up while Vega was still compiling: release it now
         result.view.finalize();
         return;
