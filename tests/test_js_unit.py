@@ -1,5 +1,6 @@
 """The JavaScript unit tests (vitest, in Debian's Chromium) run as part of the suite."""
 
+import os
 import re
 import shutil
 import subprocess
