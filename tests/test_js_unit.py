@@ -18,6 +18,7 @@ def test_vitest_suite_passes_in_chromium():
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0"},
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert re.search(r"Tests\s+\d+ passed", run.stdout) and "failed" not in run.stdout
