@@ -34,6 +34,7 @@ from .vendi import vendi_score, vendi_score_dual
 __all__ = [
     "FAMILIES",
     "CoincidentPointsWarning",
+    "ProfileExplorer",
     "__version__",
     "average_distance",
     "circles",
@@ -47,6 +48,15 @@ __all__ = [
     "vendi_score",
     "vendi_score_dual",
 ]
+
+
+def __getattr__(name: str):
+    # The explorer pulls in anywidget and ipywidgets: loaded only when asked for.
+    if name == "ProfileExplorer":
+        from .explorer import ProfileExplorer
+
+        return ProfileExplorer
+    raise AttributeError(f"module 'diversity_profiles' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython) -> None:
