@@ -44,6 +44,7 @@ __all__ = [
     "merge",
     "pairwise_distances",
     "profiles",
+    "report",
     "richness",
     "vendi_score",
     "vendi_score_dual",
@@ -56,6 +57,10 @@ def __getattr__(name: str):
         from .explorer import ProfileExplorer
 
         return ProfileExplorer
+    if name == "report":
+        from .html_report import report
+
+        return report
     raise AttributeError(f"module 'diversity_profiles' has no attribute {name!r}")
 
 

@@ -115,6 +115,12 @@ class DiversityProfilesAccessor:
 
         return ProfileExplorer(self._tree, condition)
 
+    def report(self, path, **kwargs):
+        """A self-contained offline HTML report: see :func:`diversity_profiles.html_report.report`."""
+        from .html_report import report
+
+        return report(self._tree, path, **kwargs)
+
     def summary(self, **kwargs) -> str:
         """Markdown conclusions with their conditions (compares first if needed)."""
         from .summary import summary

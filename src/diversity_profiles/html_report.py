@@ -1,0 +1,148 @@
+"""Self-contained interactive reports: one HTML file that works offline, anywhere.
+
+The file inlines the explorer's bundle (Vega included), the condition's curves,
+the static charts as SVG and the summary; nothing is loaded from the network.
+The explorer runs from a small in-page model, so sliders and verdicts work
+without a kernel.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+from .explorer import _BUNDLE, pack_condition
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font: 14px system-ui, sans-serif; margin: 24px; color: #222; }}
+table.dp-condition td {{ padding: 2px 12px 2px 0; vertical-align: top; }}
+pre.dp-summary-text {{ white-space: pre-wrap; }}
+details {{ margin: 16px 0; }}
+</style></head>
+<body>
+<h1>{title}</h1>
+<h2>Condition</h2>
+<table class="dp-condition">{condition_rows}</table>
+<h2>Explorer</h2>
+<div id="explorer"></div>
+<h2>Summary (full domains)</h2>
+<pre class="dp-summary-text">{summary}</pre>
+<details><summary>Static charts</summary>{svg}</details>
+<script type="module">
+const bundle = {bundle};
+const state = {state};
+const bytes = Uint8Array.from(atob(state.curves), (c) => c.charCodeAt(0));
+state.curves = new DataView(bytes.buffer);
+const handlers = new Map();
+const model = {{
+  get: (key) => state[key],
+  set: (key, value) => {{ state[key] = value; (handlers.get("change:" + key) || []).forEach((f) => f()); }},
+  save_changes: () => {{}},
+  on: (event, f) => handlers.set(event, [...(handlers.get(event) || []), f]),
+  off: (event, f) => handlers.set(event, (handlers.get(event) || []).filter((g) => g !== f)),
+}};
+const url = URL.createObjectURL(new Blob([bundle], {{ type: "text/javascript" }}));
+const widget = (await import(url)).default;
+widget.render({{ model, el: document.getElementById("explorer") }});
+window.__dpReady = true;
+</script>
+</body></html>
+"""
+
+
+def _script_literal(value) -> str:
+    """JSON for a <script> block: '</' cannot end the block early."""
+    return json.dumps(value).replace("</", "<\\/")
+
+
+def report(
+    tree, path, *, condition: str | None = None, overwrite: bool = False, title: str | None = None
+) -> Path:
+    """Write an interactive, offline HTML report of one condition of a profile tree.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        A result of :func:`profiles`.
+    path : str or pathlib.Path
+        Where to write the ``.html`` file.
+    condition : str, optional
+        Which condition; the first one by default.
+    overwrite : bool, default False
+        Replace an existing file. Without it an existing file is never touched.
+    title : str, optional
+        The page's title.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    import vl_convert
+
+    from .accessor import conditions_of
+
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(
+            f"{path} already exists; report() never replaces a file unless asked: pass "
+            f"overwrite=True, or choose another path."
+        )
+    paths = conditions_of(tree)
+    condition = condition or paths[0]
+    if condition not in paths:
+        raise ValueError(
+            f"The 'condition' argument of report must be one of {paths}. Got {condition!r}."
+        )
+    ds = tree[condition].to_dataset()
+    spec, curves = pack_condition(ds)
+    state = {
+        "spec": spec,
+        "curves": base64.b64encode(curves).decode(),
+        "domains": {},
+        "selected_sets": [],
+        "condition": condition,
+        "conditions": [condition],
+        "extend_request": {},
+        "status": "",
+    }
+    rows = [("condition", condition)]
+    rows += [(k, str(v)) for k, v in ds.attrs.items() if k not in ("session_key",)]
+    rows += [
+        (
+            "n per set",
+            ", ".join(
+                f"{s}: {int(n)}"
+                for s, n in zip(ds["set"].values, ds["n_samples"].values, strict=True)
+            ),
+        )
+    ]
+    for dim in ("q", "t", "tau", "s"):
+        if dim in ds.coords:
+            grid = ds[dim].values
+            rows.append(
+                (
+                    f"domain of {dim}",
+                    f"{grid.min():.4g} … {grid.max():.4g} "
+                    f"({grid.size} points): {ds[dim].attrs.get('domain', '')}",
+                )
+            )
+    condition_rows = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows
+    )
+    page = _PAGE.format(
+        title=html.escape(title or f"Diversity profiles — {condition}"),
+        condition_rows=condition_rows,
+        summary=html.escape(tree.dp.summary()),
+        svg=vl_convert.vegalite_to_svg(tree.dp.plot(condition).to_dict()),
+        bundle=_script_literal(_BUNDLE.read_text()),
+        state=_script_literal(state),
+    )
+    path.write_text(page, encoding="utf-8")
+    return path

@@ -1,0 +1,65 @@
+"""Self-contained reports: one HTML file, opened offline in Chromium, still interactive."""
+
+import numpy as np
+import pytest
+from playwright.sync_api import sync_playwright
+
+import diversity_profiles as dp
+
+from .browser import CHROMIUM, LAUNCH_ARGS
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return dp.profiles(
+        {"A": [[1.0], [2.0], [3.0]], XSS: [[0.0], [4.0]]},
+        representation="line",
+        distance="euclidean",
+        n_points=20,
+    )
+
+
+def test_report_never_overwrites_without_being_asked(tree, tmp_path):
+    path = tmp_path / "report.html"
+    path.write_text("my notes")
+    with pytest.raises(FileExistsError, match=r"overwrite=True"):
+        dp.report(tree, path)
+    assert path.read_text() == "my notes"
+    tree.dp.report(path, overwrite=True)
+    assert path.read_text().startswith("<!doctype html>")
+
+
+def test_report_opens_offline_and_stays_interactive(tree, tmp_path):
+    path = dp.report(tree, tmp_path / "report.html")
+    text = path.read_text()
+    assert "https://" not in text.split("<script")[0]  # the page loads nothing from outside
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page()
+        outside = []
+
+        def route(r):
+            if r.request.url.startswith(("file://", "blob:", "data:")):
+                r.continue_()
+            else:
+                outside.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.goto(path.as_uri())
+        page.wait_for_function("window.__dpReady === true")
+        page.wait_for_selector("#explorer section[data-family=magnitude] svg .mark-line path")
+        cell = "#explorer section[data-family=magnitude] table tr:nth-child(2) td:nth-child(3)"
+        assert page.get_attribute(cell, "data-verdict") == "crosses"
+        page.locator("#explorer section[data-family=magnitude] input[type=range]").first.focus()
+        page.keyboard.press("End")
+        assert page.get_attribute(cell, "data-verdict") == "dominates"
+        # Conditions, summary and static charts are there, labels as text.
+        assert "line/euclidean" in page.locator("table.dp-condition").inner_text()
+        assert XSS in page.locator("pre.dp-summary-text").inner_text()
+        assert page.locator("img").count() == 0
+        assert page.locator("details svg").count() == 1
+        assert outside == []
+        browser.close()
