@@ -116,7 +116,7 @@ class DiversityProfilesAccessor:
         return ProfileExplorer(self._tree, condition)
 
     def report(self, path, **kwargs):
-        """A self-contained offline HTML report: see :func:`diversity_profiles.html_report.report`."""
+        """A self-contained offline HTML report (see :func:`diversity_profiles.report`)."""
         from .html_report import report
 
         return report(self._tree, path, **kwargs)

@@ -42,7 +42,10 @@ state.curves = new DataView(bytes.buffer);
 const handlers = new Map();
 const model = {{
   get: (key) => state[key],
-  set: (key, value) => {{ state[key] = value; (handlers.get("change:" + key) || []).forEach((f) => f()); }},
+  set: (key, value) => {{
+    state[key] = value;
+    (handlers.get("change:" + key) || []).forEach((f) => f());
+  }},
   save_changes: () => {{}},
   on: (event, f) => handlers.set(event, [...(handlers.get(event) || []), f]),
   off: (event, f) => handlers.set(event, (handlers.get(event) || []).filter((g) => g !== f)),
