@@ -1,6 +1,5 @@
 """Self-contained reports: one HTML file, opened offline in Chromium, still interactive."""
 
-import numpy as np
 import pytest
 from playwright.sync_api import sync_playwright
 
