@@ -8,19 +8,14 @@ saved state alone (no kernel), a slider must change a verdict, and a hostile set
 label must show as text.
 """
 
-import shutil
-from pathlib import Path
-
-import anywidget
 import nbformat
 import pytest
-from nbclient import NotebookClient
-from nbconvert import HTMLExporter
 from playwright.sync_api import sync_playwright
+
+from diversity_profiles import sharing
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve
 
-ROOT = Path(__file__).resolve().parents[1]
 XSS = "<img src=x onerror=alert(1)>"
 SOURCE = f"""\
 import diversity_profiles as dp
@@ -33,27 +28,29 @@ tree.dp.explore()
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     folder = tmp_path_factory.mktemp("shared")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SOURCE)])
-    NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=120,
-        store_widget_state=True,
-        resources={"metadata": {"path": str(folder)}},
-    ).execute()
+    source = folder / "analysis.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SOURCE)]), source)
+    executed = sharing.execute_notebook(source)
+    nb = nbformat.read(executed, as_version=4)
     assert "application/vnd.jupyter.widget-state+json" in nb.metadata["widgets"]
-    html, _ = HTMLExporter(
-        require_js_url="require.js", widget_renderer_url="embed-amd.js"
-    ).from_notebook_node(nb)
-    (folder / "notebook.html").write_text(html)
-    # The three scripts a widget page needs, from local packages instead of CDNs.
-    shutil.copy(ROOT / "node_modules" / "requirejs" / "require.js", folder / "require.js")
-    for js in (ROOT / "node_modules" / "@jupyter-widgets" / "html-manager" / "dist").glob("*"):
-        shutil.copy(js, folder / js.name)
-    shutil.copy(
-        Path(anywidget.__file__).parent / "nbextension" / "index.js", folder / "anywidget.js"
-    )
+    sharing.export_html(executed, folder / "notebook.html")
     return folder, nb
+
+
+def test_helpers_never_overwrite_and_clean_metadata_for_github(exported, tmp_path):
+    folder, _ = exported
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        sharing.execute_notebook(folder / "analysis.ipynb")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        sharing.export_html(folder / "analysis.executed.ipynb", folder / "notebook.html")
+    # A notebook saved by JupyterLab without state: GitHub rejects its widgets metadata.
+    broken = nbformat.v4.new_notebook()
+    broken.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"version_major": 2}}
+    path = tmp_path / "lab.ipynb"
+    nbformat.write(broken, path)
+    assert sharing.clean_widget_metadata(path) is True
+    assert "widgets" not in nbformat.read(path, as_version=4).metadata
+    assert sharing.clean_widget_metadata(folder / "analysis.executed.ipynb") is False
 
 
 def test_executed_notebook_carries_fallbacks_for_readers_without_javascript(exported):
