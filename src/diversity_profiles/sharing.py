@@ -51,7 +51,8 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
     """Export an executed notebook to HTML whose widgets render with no network.
 
     require.js, the widget manager and anywidget are copied next to the HTML file
-    (they ship with this package) instead of being loaded from CDNs.
+    (they ship with this package) instead of being loaded from CDNs, and MathJax is
+    left out, so the page makes no request outside its folder.
     """
     import nbformat
     from nbconvert import HTMLExporter
@@ -59,7 +60,10 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
     html_path = Path(html_path)
     _refuse_overwrite(html_path, overwrite)
     nb = nbformat.read(notebook, as_version=4) if not hasattr(notebook, "cells") else notebook
-    exporter = HTMLExporter(require_js_url="require.js", widget_renderer_url="embed-amd.js")
+    # No MathJax URL: the page fetches nothing (LaTeX in Markdown cells stays as source).
+    exporter = HTMLExporter(
+        require_js_url="require.js", widget_renderer_url="embed-amd.js", mathjax_url=""
+    )
     body, _ = exporter.from_notebook_node(nb)
     html_path.write_text(body, encoding="utf-8")
     folder = html_path.parent
