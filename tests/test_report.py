@@ -6,18 +6,12 @@ from playwright.sync_api import sync_playwright
 import diversity_profiles as dp
 
 from .browser import CHROMIUM, LAUNCH_ARGS
-
-XSS = "<img src=x onerror=alert(1)>"
+from .conftest import XSS
 
 
 @pytest.fixture(scope="module")
-def tree():
-    return dp.profiles(
-        {"A": [[1.0], [2.0], [3.0]], XSS: [[0.0], [4.0]]},
-        representation="line",
-        distance="euclidean",
-        n_points=20,
-    )
+def tree(paper_tree):
+    return paper_tree
 
 
 def test_report_never_overwrites_without_being_asked(tree, tmp_path):

@@ -16,21 +16,14 @@ import diversity_profiles as dp
 from diversity_profiles.explorer import ProfileExplorer
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
+from .conftest import XSS
 
 BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
-XSS = "<img src=x onerror=alert(1)>"
 
 
 @pytest.fixture(scope="module")
-def tree():
-    # The profiles paper's example: richness prefers A, average distance the other set,
-    # magnitude and Circles cross.
-    return dp.profiles(
-        {"A": [[1.0], [2.0], [3.0]], XSS: [[0.0], [4.0]]},
-        representation="line",
-        distance="euclidean",
-        n_points=20,
-    )
+def tree(paper_tree):
+    return paper_tree
 
 
 @pytest.fixture(scope="module")
