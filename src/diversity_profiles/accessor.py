@@ -10,13 +10,25 @@ import numpy as np
 import xarray as xr
 
 
+def _paths_where(tree: xr.DataTree, holds) -> list[str]:
+    return [
+        node.relative_to(tree) if node is not tree else "." for node in tree.subtree if holds(node)
+    ]
+
+
 def conditions_of(tree: xr.DataTree) -> list[str]:
     """Paths (``"representation/distance"``) of the nodes that hold profiles."""
-    return [
-        node.relative_to(tree) if node is not tree else "."
-        for node in tree.subtree
-        if "set" in node.dims and "representation" in node.attrs
-    ]
+    return _paths_where(tree, lambda node: "set" in node.dims and "representation" in node.attrs)
+
+
+def band_of(ds: xr.Dataset, family: str):
+    """The band drawn around a family's curves: its bootstrap band if it has one, else
+    Circles' certified (lower, upper) bounds, else ``(None, None)``."""
+    if f"{family}_ci_lower" in ds:
+        return ds[f"{family}_ci_lower"], ds[f"{family}_ci_upper"]
+    if family == "circles" and "circles_upper" in ds:
+        return ds["circles"], ds["circles_upper"]
+    return None, None
 
 
 def tidy(tree: xr.DataTree, condition: str | None = None):
@@ -63,11 +75,7 @@ def tidy(tree: xr.DataTree, condition: str | None = None):
 
 def comparison_paths(tree: xr.DataTree) -> list[str]:
     """Paths of the nodes that hold comparison results."""
-    return [
-        node.relative_to(tree) if node is not tree else "."
-        for node in tree.subtree
-        if "verdict" in node.data_vars
-    ]
+    return _paths_where(tree, lambda node: "verdict" in node.data_vars)
 
 
 @xr.register_datatree_accessor("dp")

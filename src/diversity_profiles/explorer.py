@@ -15,19 +15,10 @@ import numpy as np
 import traitlets
 import xarray as xr
 
-from .accessor import conditions_of
+from .accessor import band_of, conditions_of
 from .families import FAMILIES
 
 _BUNDLE = Path(__file__).parent / "static" / "widget.js"
-
-
-def _band(ds, family: str):
-    """The band drawn under a curve: bootstrap band, else Circles' certified bounds."""
-    if f"{family}_ci_lower" in ds:
-        return ds[f"{family}_ci_lower"], ds[f"{family}_ci_upper"]
-    if family == "circles" and "circles_upper" in ds:
-        return ds["circles"], ds["circles_upper"]
-    return None, None
 
 
 def pack_condition(ds) -> tuple[dict, bytes]:
@@ -50,7 +41,7 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         values = np.asarray(ds[name].values, dtype=np.float64)
         grid = ds[fam.parameter].values if fam.parameter else np.zeros(1)
         values = values.reshape(len(sets), grid.size)
-        lower, upper = _band(ds, name)
+        lower, upper = band_of(ds, name)
         families.append(
             {
                 "name": name,

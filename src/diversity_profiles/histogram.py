@@ -46,8 +46,6 @@ class LogDistanceHistogram:
         self.n_pairs = 0.0
         self.n_zero = 0.0
         self.sum_d = 0.0
-        self.min_positive = np.inf
-        self.max = 0.0
 
     @staticmethod
     def _scale() -> float:
@@ -74,8 +72,6 @@ class LogDistanceHistogram:
             self.n_zero += total - float(w.sum())
         if positive.size == 0:
             return
-        self.min_positive = min(self.min_positive, float(positive.min()))
-        self.max = max(self.max, float(positive.max()))
         size = self.counts.size
         # position = log(d) * bins-per-unit + offset, computed in place: this runs on every pair.
         position = np.log(positive)

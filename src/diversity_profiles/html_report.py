@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from .explorer import _BUNDLE, pack_condition
+from .sharing import refuse_overwrite
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -92,11 +93,7 @@ def report(
     from .accessor import conditions_of
 
     path = Path(path)
-    if path.exists() and not overwrite:
-        raise FileExistsError(
-            f"{path} already exists; report() never replaces a file unless asked: pass "
-            f"overwrite=True, or choose another path."
-        )
+    refuse_overwrite(path, overwrite)
     paths = conditions_of(tree)
     condition = condition or paths[0]
     if condition not in paths:

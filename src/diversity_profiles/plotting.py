@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .accessor import band_of
 from .families import FAMILIES
 
 #: Okabe–Ito: distinguishable with the common colour-vision deficiencies.
@@ -36,10 +37,7 @@ def _curve_frame(ds, family: str):
     grid = ds[fam.parameter].values
     keep = np.isfinite(grid) & ((grid > 0) if fam.axis == "log" else True)
     rows = []
-    band_lower = ds.get(f"{family}_ci_lower")
-    band_upper = ds.get(f"{family}_ci_upper")
-    if family == "circles" and band_lower is None:
-        band_lower, band_upper = ds["circles"], ds.get("circles_upper")
+    band_lower, band_upper = band_of(ds, family)
     for k, label in enumerate(ds["set"].values):
         frame = pd.DataFrame(
             {"set": str(label), "x": grid[keep], "value": ds[family].values[k][keep]}

@@ -16,7 +16,7 @@ _SHARE = Path(__file__).parent / "static" / "share"
 _STATE_KEY = "application/vnd.jupyter.widget-state+json"
 
 
-def _refuse_overwrite(path: Path, overwrite: bool) -> None:
+def refuse_overwrite(path: Path, overwrite: bool) -> None:
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} already exists; pass overwrite=True to replace it.")
 
@@ -34,7 +34,7 @@ def execute_notebook(
 
     path = Path(path)
     output = Path(output) if output else path.with_suffix(".executed.ipynb")
-    _refuse_overwrite(output, overwrite)
+    refuse_overwrite(output, overwrite)
     nb = nbformat.read(path, as_version=4)
     NotebookClient(
         nb,
@@ -58,7 +58,7 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
     from nbconvert import HTMLExporter
 
     html_path = Path(html_path)
-    _refuse_overwrite(html_path, overwrite)
+    refuse_overwrite(html_path, overwrite)
     nb = nbformat.read(notebook, as_version=4) if not hasattr(notebook, "cells") else notebook
     # No MathJax URL: the page fetches nothing (LaTeX in Markdown cells stays as source).
     exporter = HTMLExporter(
