@@ -40,6 +40,8 @@ export interface Model {
   save_changes(): void;
   on(event: string, callback: () => void): void;
   off(event: string, callback: () => void): void;
+  /** False where no kernel stands behind the model (report, JupyterLab extension). */
+  readonly live?: boolean;
 }
 
 /** Subscribe to a trait change; returns the unsubscribe function. */

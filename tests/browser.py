@@ -13,7 +13,12 @@ import functools
 import http.server
 import json
 import shutil
+import socket
+import subprocess
+import sys
 import threading
+import time
+import urllib.request
 from pathlib import Path
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -68,3 +73,56 @@ def block_outside(page, base_url: str) -> list[str]:
 
     page.route("**/*", route)
     return blocked
+
+
+@contextlib.contextmanager
+def jupyterlab(root: Path, *, app: str = "jupyterlab"):
+    """A real JupyterLab (or ``app="notebook"``: Notebook 7) server for ``root`` on
+    loopback, with no token; yields its base URL. Its log goes to ``root/server.log``."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = (root / "server.log").open("wb")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            app,
+            "--allow-root",
+            "--no-browser",
+            f"--ServerApp.port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.root_dir={root}",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            "--ServerApp.disable_check_xsrf=True",
+            # window.jupyterapp, for commands and for knowing the app has started.
+            "--LabApp.expose_app_in_browser=True",
+            "--JupyterNotebookApp.expose_app_in_browser=True",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError(
+                        f"{app} did not start:\n{(root / 'server.log').read_text()[-3000:]}"
+                    ) from None
+                time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()

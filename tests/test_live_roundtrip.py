@@ -1,5 +1,9 @@
 """Live round trip in a real JupyterLab: browser slider -> Python, Python -> browser DOM.
 
+With diversity-profiles' JupyterLab extension installed, its kernel-free renderer
+outranks the widget renderer; here, with a live kernel, it must hand over to the
+live widget (the grid extension below only works through Python).
+
 Starts JupyterLab on 127.0.0.1, opens a notebook in Debian's Chromium, runs it,
 moves a domain slider from the keyboard and checks the kernel saw the new
 ``explorer.domains`` (an observer in the notebook writes every change to a
@@ -8,17 +12,13 @@ in the page moved.
 """
 
 import json
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 
 import nbformat
 import pytest
 from playwright.sync_api import sync_playwright
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside
+from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, jupyterlab
 
 SETUP = """\
 import json
@@ -34,12 +34,6 @@ explorer
 RESET = 'explorer.domains = {"magnitude": [float(grid[0]), float(grid[-1])]}'
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
@@ -52,41 +46,8 @@ def lab(tmp_path_factory):
         "language": "python",
     }
     nbformat.write(nb, root / "live.ipynb")
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--allow-root",
-            "--no-browser",
-            f"--ServerApp.port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.root_dir={root}",
-            "--IdentityProvider.token=",
-            "--ServerApp.password=",
-            "--LabApp.expose_app_in_browser=True",
-            "--ServerApp.disable_check_xsrf=True",
-            "--LabApp.news_url=",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/api", timeout=2)
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                raise RuntimeError("JupyterLab did not start") from None
-            time.sleep(0.3)
-    yield url, root
-    server.terminate()
-    server.wait(timeout=20)
+    with jupyterlab(root) as url:
+        yield url, root
 
 
 def test_slider_reaches_the_kernel_and_the_kernel_reaches_the_slider(lab):
@@ -103,6 +64,11 @@ def test_slider_reaches_the_kernel_and_the_kernel_reaches_the_slider(lab):
         slider = "section[data-family=magnitude] input[type=range]"
         page.wait_for_selector(slider, timeout=90_000)
         page.wait_for_selector("section[data-family=magnitude] svg .mark-line path", timeout=30_000)
+        # The extension's renderer handed over to the live widget: one explorer, with a kernel.
+        page.wait_for_timeout(500)
+        assert page.locator(".dp-mime-explorer").count() == 1
+        assert page.locator(".dp-explorer").count() == 1
+        assert page.locator(".dp-explorer.dp-offline").count() == 0
         domains_file = root / "domains.json"
         deadline = time.monotonic() + 30  # the RESET cell ran after the view appeared
         while not domains_file.exists() and time.monotonic() < deadline:

@@ -15,8 +15,7 @@ from playwright.sync_api import sync_playwright
 from diversity_profiles import sharing
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve
-
-XSS = "<img src=x onerror=alert(1)>"
+from .conftest import XSS
 SOURCE = f"""\
 import diversity_profiles as dp
 tree = dp.profiles({{"A": [[1.0], [2.0], [3.0]], {XSS!r}: [[0.0], [4.0]]}},

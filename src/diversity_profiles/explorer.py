@@ -8,6 +8,7 @@ buffer, and ``domains`` / ``selected_sets`` are what the user chose.
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import anywidget
@@ -19,6 +20,8 @@ from .accessor import band_of, conditions_of
 from .families import FAMILIES
 
 _BUNDLE = Path(__file__).parent / "static" / "widget.js"
+#: Carried by every explorer display; drawn by the JupyterLab extension with no kernel.
+MIME_TYPE = "application/vnd.diversity-profiles.explorer+json"
 
 
 def pack_condition(ds) -> tuple[dict, bytes]:
@@ -68,6 +71,20 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         "families": families,
     }
     return spec, np.concatenate(chunks).tobytes() if chunks else b""
+
+
+def standalone_payload(tree, conditions: list[str], condition: str | None = None) -> dict:
+    """What the explorer needs to run without a kernel, as JSON.
+
+    The JupyterLab extension (``MIME_TYPE`` outputs) and the HTML report read it with
+    ``js/standalone.ts``. Each condition carries its ``spec`` and its ``curves``
+    (base64 of little-endian float64), so the condition selector works offline too.
+    """
+    packed = {}
+    for path in conditions:
+        spec, curves = pack_condition(tree[path].to_dataset())
+        packed[path] = {"spec": spec, "curves": base64.b64encode(curves).decode("ascii")}
+    return {"version": 1, "condition": condition or conditions[0], "conditions": packed}
 
 
 class ProfileExplorer(anywidget.AnyWidget):
@@ -154,13 +171,15 @@ class ProfileExplorer(anywidget.AnyWidget):
         return {k: [float(min(v)), float(max(v))] for k, v in value.items()}
 
     def _repr_mimebundle_(self, **kwargs):
-        """The live view plus fallbacks for places where widget JavaScript never runs.
+        """The live view plus what shows where the live widget cannot.
 
-        GitHub, nbviewer and PDF exports show the SVG of the same charts and the
-        Markdown summary; a widget-aware front end shows the explorer.
+        JupyterLab / Notebook 7 with diversity-profiles installed draw ``MIME_TYPE``
+        (the same explorer, no kernel or saved widget state needed); GitHub, nbviewer
+        and PDF exports show the SVG of the same charts and the Markdown summary.
         """
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data[MIME_TYPE] = standalone_payload(self._tree, self.conditions, self.condition)
         data.update(static_fallbacks(self._tree, self.condition))
         return bundle
 

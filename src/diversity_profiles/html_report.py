@@ -2,18 +2,17 @@
 
 The file inlines the explorer's bundle (Vega included), the condition's curves,
 the static charts as SVG and the summary; nothing is loaded from the network.
-The explorer runs from a small in-page model, so sliders and verdicts work
-without a kernel.
+The explorer runs from the same in-page model as the JupyterLab extension
+(``js/standalone.ts``), so sliders and verdicts work without a kernel.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 from pathlib import Path
 
-from .explorer import _BUNDLE, pack_condition
+from .explorer import _BUNDLE, standalone_payload
 from .sharing import refuse_overwrite
 
 _PAGE = """<!doctype html>
@@ -37,23 +36,10 @@ details {{ margin: 16px 0; }}
 <details><summary>Static charts</summary>{svg}</details>
 <script type="module">
 const bundle = {bundle};
-const state = {state};
-const bytes = Uint8Array.from(atob(state.curves), (c) => c.charCodeAt(0));
-state.curves = new DataView(bytes.buffer);
-const handlers = new Map();
-const model = {{
-  get: (key) => state[key],
-  set: (key, value) => {{
-    state[key] = value;
-    (handlers.get("change:" + key) || []).forEach((f) => f());
-  }},
-  save_changes: () => {{}},
-  on: (event, f) => handlers.set(event, [...(handlers.get(event) || []), f]),
-  off: (event, f) => handlers.set(event, (handlers.get(event) || []).filter((g) => g !== f)),
-}};
+const payload = {payload};
 const url = URL.createObjectURL(new Blob([bundle], {{ type: "text/javascript" }}));
-const widget = (await import(url)).default;
-widget.render({{ model, el: document.getElementById("explorer") }});
+const {{ mountStandalone }} = await import(url);
+mountStandalone(document.getElementById("explorer"), payload);
 window.__dpReady = true;
 </script>
 </body></html>
@@ -101,17 +87,6 @@ def report(
             f"The 'condition' argument of report must be one of {paths}. Got {condition!r}."
         )
     ds = tree[condition].to_dataset()
-    spec, curves = pack_condition(ds)
-    state = {
-        "spec": spec,
-        "curves": base64.b64encode(curves).decode(),
-        "domains": {},
-        "selected_sets": [],
-        "condition": condition,
-        "conditions": [condition],
-        "extend_request": {},
-        "status": "",
-    }
     rows = [("condition", condition)]
     rows += [(k, str(v)) for k, v in ds.attrs.items() if k not in ("session_key",)]
     rows += [
@@ -142,7 +117,7 @@ def report(
         summary=html.escape(tree.dp.summary()),
         svg=vl_convert.vegalite_to_svg(tree.dp.plot(condition).to_dict()),
         bundle=_script_literal(_BUNDLE.read_text()),
-        state=_script_literal(state),
+        payload=_script_literal(standalone_payload(tree, [condition])),
     )
     path.write_text(page, encoding="utf-8")
     return path

@@ -1,0 +1,202 @@
+// The diversity-profiles explorer (shared by the widget, the report and the JupyterLab
+// extension): one panel per family, live domain sliders,
+// dominance matrices and a plain-language summary for the current domains.
+// Every label is user data and is written with textContent, never as HTML.
+import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
+import { comparePairs, createPanel, PALETTE, SYMBOL_OF, type Panel, type PairResult } from "./panel";
+
+const STYLE = `
+.dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
+.dp-explorer .dp-grid { display: flex; flex-wrap: wrap; gap: 12px; }
+.dp-explorer .dp-panel { border: 1px solid #ddd; border-radius: 6px; padding: 8px; }
+.dp-explorer .dp-sliders { display: flex; gap: 6px; align-items: center; }
+.dp-explorer .dp-matrix td { padding: 1px 6px; text-align: center; }
+.dp-explorer .dp-matrix td[data-verdict="dominates"] { color: #009E73; font-weight: bold; }
+.dp-explorer .dp-matrix td[data-verdict="dominated"] { color: #D55E00; }
+.dp-explorer .dp-summary { white-space: pre-wrap; margin-top: 8px; }
+.dp-explorer .dp-sets button { border: 2px solid; border-radius: 12px; background: #fff; margin: 0 4px 6px 0; }
+.dp-explorer .dp-status { color: #0072B2; min-height: 1.2em; }
+.dp-explorer.dp-offline .dp-extend { display: none; }
+.dp-explorer .dp-sets button[aria-pressed="true"] { background: #eee; font-weight: bold; }
+`;
+
+/** Plain-language lines for the current domains (what summary.py says, per family). */
+export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>): string {
+  const lines: string[] = [];
+  const sets = spec.sets;
+  for (let a = 0; a < sets.length; a++) {
+    for (let b = a + 1; b < sets.length; b++) {
+      const parts: string[] = [];
+      for (const fam of spec.families) {
+        const pair = results.get(fam.name)?.find((p) => p.a === a && p.b === b);
+        if (!pair) continue;
+        if (pair.verdict === "dominates") parts.push(`${sets[a]} ≻ ${sets[b]} in ${fam.name}`);
+        else if (pair.verdict === "dominated") parts.push(`${sets[b]} ≻ ${sets[a]} in ${fam.name}`);
+        else if (pair.verdict === "crosses") {
+          const symbol = SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter;
+          const at = pair.crossings.map((x) => `${symbol} ≈ ${Number(x.toPrecision(3))}`).join(", ");
+          parts.push(`cross in ${fam.name} at ${at}`);
+        }
+      }
+      lines.push(`${sets[a]} vs ${sets[b]}: ${parts.length ? parts.join("; ") : "tied in every family"}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+/** Draw the explorer for a model into ``el``; returns the cleanup function. */
+export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+  const root = document.createElement("div");
+  root.className = "dp-explorer";
+  // Without a kernel nothing can compute more grid points: no buttons that do nothing.
+  root.classList.toggle("dp-offline", model.live === false);
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  const heading = document.createElement("h3");
+  const chooser = document.createElement("select");
+  chooser.setAttribute("aria-label", "condition");
+  const choose = () => {
+    model.set("condition", chooser.value);
+    model.save_changes();
+  };
+  chooser.addEventListener("change", choose);
+  const setBar = document.createElement("div");
+  setBar.className = "dp-sets";
+  setBar.setAttribute("role", "group");
+  setBar.setAttribute("aria-label", "highlight sets");
+  const grid = document.createElement("div");
+  grid.className = "dp-grid";
+  const status = document.createElement("div");
+  status.className = "dp-status";
+  status.setAttribute("role", "status");
+  const showStatus = () => { status.textContent = model.get("status") ?? ""; };
+  const summary = document.createElement("div");
+  summary.className = "dp-summary";
+  summary.setAttribute("aria-live", "polite");
+  root.append(style, heading, chooser, setBar, status, grid, summary);
+  el.append(root);
+
+  let panels: { panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily> }[] = [];
+
+  function recompute() {
+    const spec = model.get("spec");
+    const results = new Map<string, PairResult[]>();
+    for (const { panel, fam, data } of panels) {
+      const [lo, hi] = panel.range();
+      const pairs = comparePairs(fam, data.grid, data.curves, lo, hi);
+      panel.update(pairs);
+      results.set(fam.name, pairs);
+    }
+    summary.textContent = summarize(spec, results);
+  }
+
+  function pushDomains() {
+    const domains: Record<string, [number, number]> = {};
+    for (const { panel, fam, data } of panels) {
+      if (fam.parameter === null) continue;
+      const [lo, hi] = panel.range();
+      domains[fam.name] = [data.grid[lo], data.grid[hi]];
+    }
+    model.set("domains", domains);
+    model.save_changes();
+  }
+
+  function applyDomains() {
+    const domains = model.get("domains") ?? {};
+    for (const { panel, fam, data } of panels) {
+      const d = domains[fam.name];
+      if (!d) continue;
+      const g = data.grid;
+      let lo = 0;
+      while (lo < g.length - 1 && g[lo] < d[0]) lo++;
+      let hi = g.length - 1;
+      while (hi > 0 && g[hi] > d[1]) hi--;
+      panel.setRange(lo, Math.max(lo, hi));
+    }
+    recompute();
+  }
+
+  const selected = () => new Set(model.get("selected_sets") ?? []);
+
+  function applySelection() {
+    const chosen = selected();
+    setBar.querySelectorAll("button").forEach((button) => {
+      button.setAttribute("aria-pressed", String(chosen.has(button.dataset.set ?? "")));
+    });
+    panels.forEach(({ panel }) => panel.highlight(chosen));
+  }
+
+  function toggleSet(name: string) {
+    const sets = model.get("spec").sets;
+    const chosen = selected();
+    if (chosen.has(name)) chosen.delete(name);
+    else chosen.add(name);
+    model.set("selected_sets", sets.filter((s) => chosen.has(s)));
+    model.save_changes();
+  }
+
+  const buttonCleanups: (() => void)[] = [];
+  function buildSetBar(sets: string[]) {
+    buttonCleanups.splice(0).forEach((f) => f());
+    setBar.replaceChildren();
+    sets.forEach((name, k) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.set = name;
+      button.style.borderColor = PALETTE[k % PALETTE.length];
+      button.textContent = name;
+      const toggle = () => toggleSet(name);
+      button.addEventListener("click", toggle);
+      buttonCleanups.push(() => button.removeEventListener("click", toggle));
+      setBar.append(button);
+    });
+  }
+
+  function build() {
+    panels.forEach(({ panel }) => panel.destroy());
+    const spec = model.get("spec");
+    const buffer = model.get("curves");
+    heading.textContent = `Diversity profiles — ${spec.condition}`;
+    const conditions = model.get("conditions") ?? [];
+    chooser.replaceChildren(...conditions.map((c) => {
+      const option = document.createElement("option");
+      option.value = c;
+      option.textContent = c;
+      option.selected = c === spec.condition;
+      return option;
+    }));
+    chooser.hidden = conditions.length < 2;
+    buildSetBar(spec.sets);
+    panels = spec.families.map((fam) => {
+      const data = readFamily(buffer, fam, spec.sets.length);
+      const panel = createPanel(fam, spec.sets, `${spec.representation} / ${spec.distance}`,
+        data.grid, data.curves, () => { recompute(); pushDomains(); },
+        () => panel.highlight(selected()), toggleSet, (family, side) => {
+          status.textContent = `asking Python for more ${family} points…`;
+          model.set("extend_request", { family, side, nonce: Date.now() });
+          model.save_changes();
+        });
+      grid.append(panel.el);
+      return { panel, fam, data };
+    });
+    applyDomains();
+    applySelection();
+  }
+
+  const unsubscribe = [
+    bind(model, "spec", build),
+    bind(model, "curves", build),
+    bind(model, "domains", applyDomains),
+    bind(model, "selected_sets", applySelection),
+    bind(model, "status", showStatus),
+  ];
+  build();
+
+  return () => {
+    unsubscribe.forEach((off) => off());
+    buttonCleanups.forEach((off) => off());
+    chooser.removeEventListener("change", choose);
+    panels.forEach(({ panel }) => panel.destroy());
+    root.remove();
+  };
+}
