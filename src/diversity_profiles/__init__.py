@@ -28,6 +28,7 @@ from .energy import CoincidentPointsWarning, energy
 from .families import FAMILIES
 from .magnitude import magnitude
 from .profiles import merge, profiles
+from .representation import Representation
 from .scalefree import average_distance, richness
 from .vendi import vendi_score, vendi_score_dual
 
@@ -35,6 +36,7 @@ __all__ = [
     "FAMILIES",
     "CoincidentPointsWarning",
     "ProfileExplorer",
+    "Representation",
     "__version__",
     "average_distance",
     "circles",
@@ -51,6 +53,9 @@ __all__ = [
 ]
 
 
+_FEATURISERS = ("text", "molecules", "images", "datasets")
+
+
 def __getattr__(name: str):
     # The explorer pulls in anywidget and ipywidgets: loaded only when asked for.
     if name == "ProfileExplorer":
@@ -61,6 +66,8 @@ def __getattr__(name: str):
         from .html_report import report
 
         return report
+    if name in _FEATURISERS:  # optional extras: imported when first used
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'diversity_profiles' has no attribute {name!r}")
 
 

@@ -21,6 +21,7 @@ from . import __version__
 from ._validation import check_parameter, one_of
 from .condition import Condition, prepare_sets
 from .families import FAMILIES, Family
+from .representation import Representation
 
 FUNC = "profiles"
 
@@ -219,7 +220,7 @@ def _build_dataset(
 def profiles(
     sets: Mapping[str, object],
     *,
-    representation: str,
+    representation: str | Representation,
     distance: str,
     families: Sequence[str] | str | None = None,
     domains: Mapping[str, object] | None = None,
@@ -242,9 +243,11 @@ def profiles(
         Labels mapped to embeddings (n_i × d arrays; binary fingerprints for
         ``"tanimoto"``), or to n_i × n_i distance matrices when
         ``distance="precomputed"``. Every set needs at least 2 samples.
-    representation : str
+    representation : str or Representation
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
-        of the tree path.
+        of the tree path. A :class:`Representation` (what the featurisers in
+        ``diversity_profiles.text``, ``.molecules`` and ``.images`` return) also
+        records its details as ``representation_<key>`` attributes.
     distance : {"euclidean", "cosine", "tanimoto", "jaccard", "precomputed"}
         Distance between samples. Vendi uses the matching similarity: cosine
         similarity, Tanimoto similarity, or a Gaussian kernel of the distance
@@ -299,6 +302,9 @@ def profiles(
     """
     import xarray as xr
 
+    details = {}
+    if isinstance(representation, Representation):
+        representation, details = representation.name, representation.attrs()
     representation = _check_name(representation, "representation")
     one_of(circles_method, "circles_method", FUNC, _CIRCLES_METHODS)
     if not isinstance(n_points, (int, np.integer)) or n_points < 5:
@@ -317,6 +323,7 @@ def profiles(
         cond.bandwidth_method = "given by the user"
     unc = _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed)
     ds = _build_dataset(cond, fams, domains, int(n_points), unc)
+    ds.attrs.update(details)
     ds.attrs["session_key"] = remember(cond)
     return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
 
