@@ -113,6 +113,10 @@ def test_built_wheel_ships_the_bundle(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "diversity_profiles/static/widget.js" in names
     assert "diversity_profiles/py.typed" in names
+    # The prebuilt JupyterLab extension lands where JupyterLab looks, with no extra step.
+    lab = "diversity_profiles-0.1.0.data/data/share/jupyter/labextensions/diversity-profiles/"
+    assert {lab + "package.json", lab + "install.json"} <= set(names)
+    assert any(n.startswith(lab + "static/remoteEntry.") for n in names)
 
 
 def test_choosing_another_condition_sends_its_curves(tree):
