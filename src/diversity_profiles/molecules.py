@@ -1,0 +1,465 @@
+"""Molecules as Morgan fingerprints: from SMILES to Tanimoto diversity profiles.
+
+RDKit parses the SMILES (with sanitisation, the validity MOSES and GuacaMol use)
+and its ``rdFingerprintGenerator`` hashes each atom's circular environment up to
+``radius`` bonds into ``n_bits`` bits (ECFP-like; Rogers & Hahn, 2010). The
+Tanimoto distance between the bit vectors, ``1 - |a & b| / |a | b|``, is the
+usual distance between molecules; its average over pairs is MOSES's IntDiv.
+
+RDKit is imported inside the functions (``pip install "diversity-profiles[molecules]"``),
+so importing this module costs numpy only. SMILES that RDKit cannot parse are never
+skipped silently: they raise, or with ``on_invalid="drop"`` are dropped with an
+:class:`InvalidSmilesWarning` naming them, and ``return_kept=True`` says which
+inputs each row came from.
+
+References
+----------
+Rogers, D. & Hahn, M. (2010). Extended-connectivity fingerprints. J. Chem. Inf.
+Model. 50(5), 742-754.
+Bemis, G. W. & Murcko, M. A. (1996). The properties of known drugs. 1. Molecular
+frameworks. J. Med. Chem. 39(15), 2887-2893.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache, partial
+from typing import Any, Literal
+
+import numpy as np
+
+from ._progress import progress as _progress_bar
+from ._validation import one_of
+from .representation import Representation
+
+__all__ = ["InvalidSmilesWarning", "fingerprints", "profiles", "scaffolds"]
+
+_INSTALL = 'pip install "diversity-profiles[molecules]"'
+_ON_INVALID = ("raise", "drop")
+#: SMILES per batch: the unit of the progress bar and of the work sent to a process.
+_BATCH = 1000
+#: Invalid entries quoted in an error or a warning; the rest are counted.
+_SHOWN = 10
+
+
+class InvalidSmilesWarning(UserWarning):
+    """SMILES that RDKit could not parse were dropped (``on_invalid="drop"``)."""
+
+
+def _require_rdkit(func: str) -> str:
+    """RDKit's version, or an ImportError saying how to install it."""
+    try:
+        import rdkit
+    except ImportError as exc:
+        raise ImportError(
+            f"{func} needs RDKit, which is not installed. Install it with: {_INSTALL}"
+        ) from exc
+    return str(rdkit.__version__)
+
+
+# ---------------------------------------------------------------------------
+# Per-batch work. Module-level functions so that worker processes can run them.
+# ---------------------------------------------------------------------------
+
+
+def _parse(smiles: list[object]) -> list[Any]:
+    """RDKit molecules, None where a SMILES is not a non-blank string RDKit can parse."""
+    from rdkit import Chem, rdBase
+
+    # An empty string parses to an empty molecule (an all-zero fingerprint): invalid here.
+    blocker = rdBase.BlockLogs()  # RDKit's own stderr complaints; we report instead
+    try:
+        return [Chem.MolFromSmiles(s) if isinstance(s, str) and s.strip() else None for s in smiles]
+    finally:
+        del blocker
+
+
+@lru_cache(maxsize=8)
+def _generator(radius: int, n_bits: int):
+    from rdkit.Chem import rdFingerprintGenerator
+
+    return rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
+
+
+def _fingerprint_batch(
+    smiles: list[object], radius: int, n_bits: int
+) -> tuple[np.ndarray, list[int]]:
+    """Packed bits (little-endian within a byte) of the parsable SMILES, and the bad positions."""
+    from rdkit import DataStructs
+
+    mols = _parse(smiles)
+    good = [m for m in mols if m is not None]
+    fps = _generator(radius, n_bits).GetFingerprints(good, numThreads=1)
+    # FPS hex text is the bit vector's raw bytes: one bytes.fromhex for the whole batch
+    # instead of a numpy conversion per molecule.
+    raw = bytes.fromhex("".join(DataStructs.BitVectToFPSText(fp) for fp in fps))
+    packed = np.frombuffer(raw, dtype=np.uint8).reshape(len(good), (n_bits + 7) // 8)
+    return packed, [i for i, m in enumerate(mols) if m is None]
+
+
+def _scaffold_batch(smiles: list[object]) -> tuple[list[str], list[int]]:
+    from rdkit import Chem
+    from rdkit.Chem.Scaffolds import MurckoScaffold
+
+    mols = _parse(smiles)
+    out = [Chem.MolToSmiles(MurckoScaffold.GetScaffoldForMol(m)) for m in mols if m is not None]
+    return out, [i for i, m in enumerate(mols) if m is None]
+
+
+# ---------------------------------------------------------------------------
+# Validation and the batch driver shared by every public function.
+# ---------------------------------------------------------------------------
+
+
+def _as_smiles_list(smiles: object, where: str, func: str) -> list[object]:
+    if isinstance(smiles, (str, bytes)):
+        raise TypeError(
+            f"{where} of {func} must be a sequence of SMILES strings, not a single string. "
+            f"Wrap it in a list: [{smiles!r}]."
+        )
+    if not isinstance(smiles, Iterable):
+        raise TypeError(
+            f"{where} of {func} must be a sequence of SMILES strings (list, tuple, numpy "
+            f"array, pandas Series). Got {type(smiles).__name__}."
+        )
+    return list(smiles)
+
+
+def _check_int(value: object, name: str, func: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(
+            f"The {name!r} argument of {func} must be an int >= {low}. Got {value!r} instead."
+        )
+    return int(value)
+
+
+def _check_n_jobs(n_jobs: object, func: str) -> int:
+    if (
+        isinstance(n_jobs, bool)
+        or not isinstance(n_jobs, (int, np.integer))
+        or n_jobs == 0
+        or n_jobs < -1
+    ):
+        raise ValueError(
+            f"The 'n_jobs' argument of {func} must be a positive int or -1 (every CPU). "
+            f"Got {n_jobs!r} instead."
+        )
+    return (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+
+
+def _listing(smiles: list[object], bad: list[int]) -> str:
+    shown = ", ".join(f"[{i}] {smiles[i]!r}" for i in bad[:_SHOWN])
+    more = f" and {len(bad) - _SHOWN} more" if len(bad) > _SHOWN else ""
+    return shown + more
+
+
+def _run_batches(
+    smiles: list[object],
+    work: Callable[[list[object]], tuple[Any, list[int]]],
+    *,
+    n_jobs: int,
+    show: bool,
+    desc: str,
+) -> tuple[list[Any], list[int]]:
+    """Apply ``work`` to consecutive batches; returns its outputs and every bad index."""
+    batches = [smiles[i : i + _BATCH] for i in range(0, len(smiles), _BATCH)]
+    enabled = show and len(batches) > 1
+    if n_jobs > 1 and len(batches) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: no fork of a threaded process (Jupyter); workers import only this module.
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(n_jobs, len(batches)), mp_context=context) as pool:
+            results = list(
+                _progress_bar(
+                    pool.map(work, batches), total=len(batches), desc=desc, enabled=enabled
+                )
+            )
+    else:
+        results = [
+            work(b) for b in _progress_bar(batches, total=len(batches), desc=desc, enabled=enabled)
+        ]
+    bad = [k * _BATCH + i for k, (_, positions) in enumerate(results) for i in positions]
+    return [out for out, _ in results], bad
+
+
+def _handle_invalid(
+    smiles: list[object], bad: list[int], on_invalid: str, where: str, func: str, stacklevel: int
+) -> np.ndarray:
+    """Raise or warn about unparsable SMILES; returns the kept indices."""
+    kept = np.setdiff1d(np.arange(len(smiles)), bad)
+    if not bad:
+        return kept
+    if on_invalid == "raise":
+        raise ValueError(
+            f"{where} of {func} holds {len(bad)} of {len(smiles)} SMILES that RDKit "
+            f"cannot parse (index and value): {_listing(smiles, bad)}. Fix or remove "
+            f"them, or pass on_invalid='drop' to drop them (return_kept=True then gives the "
+            f"indices kept, to align labels)."
+        )
+    if kept.size == 0:
+        raise ValueError(
+            f"{where} of {func} holds no SMILES that RDKit can parse ({len(smiles)} "
+            f"given): {_listing(smiles, bad)}."
+        )
+    warnings.warn(
+        f"{where} of {func}: dropped {len(bad)} of {len(smiles)} SMILES that RDKit "
+        f"cannot parse (index and value): {_listing(smiles, bad)}.",
+        InvalidSmilesWarning,
+        stacklevel=stacklevel,
+    )
+    return kept
+
+
+def _featurise(
+    smiles: object,
+    radius: int,
+    n_bits: int,
+    *,
+    on_invalid: str,
+    progress: bool,
+    n_jobs: int,
+    where: str,
+    func: str,
+    desc: str = "Morgan fingerprints",
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(bits, kept indices, bad indices) of checked arguments; called by the public API."""
+    items = _as_smiles_list(smiles, where, func)
+    work = partial(_fingerprint_batch, radius=radius, n_bits=n_bits)
+    packed, bad = _run_batches(items, work, n_jobs=n_jobs, show=progress, desc=desc)
+    kept = _handle_invalid(items, bad, on_invalid, where, func, stacklevel=4)
+    whole = np.concatenate(packed) if packed else np.empty((0, (n_bits + 7) // 8), np.uint8)
+    bits = np.unpackbits(whole, axis=1, count=n_bits, bitorder="little")
+    return bits, kept, bad
+
+
+def _check_common(radius, n_bits, on_invalid, n_jobs, func: str) -> tuple[int, int, int]:
+    one_of(on_invalid, "on_invalid", func, _ON_INVALID)
+    return (
+        _check_int(radius, "radius", func, 0),
+        _check_int(n_bits, "n_bits", func, 1),
+        _check_n_jobs(n_jobs, func),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------
+
+
+def fingerprints(
+    smiles: Iterable[str],
+    radius: int = 2,
+    n_bits: int = 2048,
+    *,
+    on_invalid: Literal["raise", "drop"] = "raise",
+    return_kept: bool = False,
+    progress: bool = True,
+    n_jobs: int = 1,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Morgan fingerprints of SMILES as a 0/1 array, for the Tanimoto distance.
+
+    Parameters
+    ----------
+    smiles : sequence of str
+        One SMILES per molecule (list, tuple, numpy array or pandas Series).
+        Validity is RDKit's: ``Chem.MolFromSmiles`` with sanitisation, as in
+        MOSES; blank strings and non-strings (e.g. NaN) are invalid.
+    radius : int, default 2
+        Bonds around each atom (2 is ECFP4-like); >= 0.
+    n_bits : int, default 2048
+        Length of the folded bit vector; >= 1.
+    on_invalid : {"raise", "drop"}, default "raise"
+        ``"raise"``: a ValueError naming the unparsable entries (index and value,
+        the first 10 and the count). ``"drop"``: leave them out with an
+        :class:`InvalidSmilesWarning` that names them.
+    return_kept : bool, default False
+        Also return the indices of the input kept, in order, so that labels or
+        properties of the molecules can be aligned with the rows:
+        ``labels[kept]``.
+    progress : bool, default True
+        Show a progress bar (per batch of 1,000 SMILES) for inputs over one batch.
+    n_jobs : int, default 1
+        Worker processes (``-1``: every CPU). Parsing holds the GIL, so only
+        processes help; they start by spawning (about a second each), which pays
+        off from tens of thousands of molecules on idle cores. In a script, call
+        it under ``if __name__ == "__main__":``.
+
+    Returns
+    -------
+    bits : numpy.ndarray of uint8, shape (n_kept, n_bits)
+        Row ``i`` holds the bits of ``smiles[kept[i]]``.
+    kept : numpy.ndarray of int, shape (n_kept,)
+        Only with ``return_kept=True``.
+
+    Examples
+    --------
+    >>> X = fingerprints(["CCO", "OCC", "c1ccccc1"])
+    >>> X.shape, X.dtype
+    ((3, 2048), dtype('uint8'))
+    >>> import diversity_profiles as dp
+    >>> dp.pairwise_distances(X, "tanimoto")[0].tolist()  # same molecule, nothing shared
+    [0.0, 0.0, 1.0]
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     X, kept = fingerprints(["CCO", "C1CC", "c1ccccc1"], on_invalid="drop",
+    ...                            return_kept=True)
+    >>> kept.tolist(), X.shape
+    ([0, 2], (2, 2048))
+    >>> print(caught[0].message)  # doctest: +ELLIPSIS
+    The 'smiles' argument of fingerprints: dropped 1 of 3 SMILES ...: [1] 'C1CC'.
+    """
+    func = "fingerprints"
+    _require_rdkit(func)
+    radius, n_bits, jobs = _check_common(radius, n_bits, on_invalid, n_jobs, func)
+    bits, kept, _ = _featurise(
+        smiles,
+        radius,
+        n_bits,
+        on_invalid=on_invalid,
+        progress=progress,
+        n_jobs=jobs,
+        where="The 'smiles' argument",
+        func=func,
+    )
+    return (bits, kept) if return_kept else bits
+
+
+def scaffolds(
+    smiles: Iterable[str],
+    *,
+    on_invalid: Literal["raise", "drop"] = "raise",
+    return_kept: bool = False,
+    progress: bool = True,
+    n_jobs: int = 1,
+) -> list[str] | tuple[list[str], np.ndarray]:
+    """Bemis–Murcko scaffolds (ring systems and their linkers) as canonical SMILES.
+
+    Molecules sharing a scaffold share a core; sets drawn from few scaffolds are
+    "concentrated" even when their side chains differ. Acyclic molecules have the
+    empty scaffold ``""``.
+
+    Parameters
+    ----------
+    smiles : sequence of str
+        As in :func:`fingerprints`.
+    on_invalid, return_kept, progress, n_jobs
+        As in :func:`fingerprints`.
+
+    Returns
+    -------
+    list of str
+        One scaffold per kept molecule (and the kept indices with ``return_kept``).
+
+    Examples
+    --------
+    >>> scaffolds(["Cc1ccccc1", "CCO", "O=C(O)c1ccc(CC2CCNCC2)cc1"])
+    ['c1ccccc1', '', 'c1ccc(CC2CCNCC2)cc1']
+    """
+    func = "scaffolds"
+    _require_rdkit(func)
+    one_of(on_invalid, "on_invalid", func, _ON_INVALID)
+    jobs = _check_n_jobs(n_jobs, func)
+    where = "The 'smiles' argument"
+    items = _as_smiles_list(smiles, where, func)
+    parts, bad = _run_batches(
+        items, _scaffold_batch, n_jobs=jobs, show=progress, desc="Murcko scaffolds"
+    )
+    kept = _handle_invalid(items, bad, on_invalid, where, func, stacklevel=3)
+    out = [s for part in parts for s in part]
+    return (out, kept) if return_kept else out
+
+
+def profiles(
+    sets: Mapping[str, Iterable[str]],
+    *,
+    radius: int = 2,
+    n_bits: int = 2048,
+    on_invalid: Literal["raise", "drop"] = "raise",
+    progress: bool = True,
+    n_jobs: int = 1,
+    **kwargs: Any,
+):
+    """Diversity profiles of sets of molecules: SMILES to a Morgan/Tanimoto tree.
+
+    Featurises every set with :func:`fingerprints` and calls
+    :func:`diversity_profiles.profiles` with ``distance="tanimoto"`` (Vendi uses
+    the Tanimoto similarity, which is positive semidefinite on bit vectors).
+
+    Parameters
+    ----------
+    sets : dict of str to sequence of str
+        Labels mapped to SMILES lists.
+    radius, n_bits, on_invalid, progress, n_jobs
+        As in :func:`fingerprints`.
+    **kwargs
+        Passed to :func:`diversity_profiles.profiles` (``families``, ``n_points``,
+        ``n_boot``, ``common_n``, ``circles_method``...), except
+        ``representation`` and ``distance``, which this function sets.
+
+    Returns
+    -------
+    xarray.DataTree
+        One node ``"morgan-r{radius}-{n_bits}/tanimoto"``. Its attributes record
+        the representation: ``representation_kind`` ("Morgan fingerprint"),
+        ``representation_radius``, ``representation_n_bits``,
+        ``representation_rdkit_version`` and, with ``on_invalid="drop"``,
+        ``representation_invalid_smiles_dropped`` (count per set) and
+        ``representation_n_invalid_smiles_dropped``.
+
+    Examples
+    --------
+    >>> tree = profiles({"alcohols": ["CCO", "CCCO", "CCCCO"],
+    ...                  "aromatics": ["c1ccccc1", "Cc1ccccc1", "c1ccncc1"]},
+    ...                 families=["average_distance", "richness"])
+    >>> node = tree["morgan-r2-2048/tanimoto"]
+    >>> node["richness"].values.tolist()
+    [3, 3]
+    >>> node.attrs["representation_kind"], node.attrs["representation_radius"]
+    ('Morgan fingerprint', 2)
+    """
+    func = "molecules.profiles"
+    fixed = sorted({"representation", "distance"} & kwargs.keys())
+    if fixed:
+        raise TypeError(
+            f"{func} sets {' and '.join(fixed)} itself (Morgan fingerprints, Tanimoto). For "
+            f"another distance, call diversity_profiles.profiles on fingerprints(...) arrays."
+        )
+    version = _require_rdkit(func)
+    radius, n_bits, jobs = _check_common(radius, n_bits, on_invalid, n_jobs, func)
+    if not isinstance(sets, Mapping) or not sets:
+        raise TypeError(
+            f"The 'sets' argument of {func} must be a non-empty dict of labels to SMILES "
+            f"lists, e.g. {{'generated': [...], 'reference': [...]}}. Got {type(sets).__name__}."
+        )
+    bits: dict[str, np.ndarray] = {}
+    dropped: dict[str, int] = {}
+    for label, smiles in sets.items():
+        bits[label], _, bad = _featurise(
+            smiles,
+            radius,
+            n_bits,
+            on_invalid=on_invalid,
+            progress=progress,
+            n_jobs=jobs,
+            where=f"Set {label!r} in the 'sets' argument",
+            func=func,
+            desc=f"Morgan fingerprints of {label!r}",
+        )
+        dropped[label] = len(bad)
+    details: dict[str, object] = {
+        "kind": "Morgan fingerprint",
+        "radius": radius,
+        "n_bits": n_bits,
+        "rdkit_version": version,
+    }
+    if on_invalid == "drop":
+        details["invalid_smiles_dropped"] = ", ".join(f"{k}: {v}" for k, v in dropped.items())
+        details["n_invalid_smiles_dropped"] = sum(dropped.values())
+    from .profiles import profiles as _profiles
+
+    rep = Representation(f"morgan-r{radius}-{n_bits}", details)
+    return _profiles(bits, representation=rep, distance="tanimoto", **kwargs)
