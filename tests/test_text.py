@@ -17,6 +17,15 @@ from diversity_profiles import text
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+@pytest.fixture(scope="module")
+def reviews():
+    """Real sentences: gensim's test data (pip install --no-deps gensim)."""
+    try:
+        return dp.datasets.movie_reviews()
+    except ModuleNotFoundError as exc:
+        pytest.skip(str(exc))
+
+
 def reference_similarity(texts, orders, lowercase=True):
     """The kernel spelled out pair by pair with Counters (no scikit-learn)."""
     tokens = [re.findall(r"\w+|[^\w\s]", t.lower() if lowercase else t) for t in texts]
@@ -107,8 +116,7 @@ def test_matches_counter_reference_and_is_a_kernel(orders):
     assert np.linalg.eigvalsh(K).min() >= -1e-12
 
 
-def test_real_sentences_are_a_kernel():
-    reviews = dp.datasets.movie_reviews()
+def test_real_sentences_are_a_kernel(reviews):
     texts = reviews["neg"][:60] + reviews["pos"][:60]
     K = text.ngram_similarity(texts)
     assert np.linalg.eigvalsh(K).min() >= -1e-12
@@ -211,10 +219,10 @@ def test_embed_default_model(minilm):
     assert X[0] @ X[1] > X[1] @ X[2] + 0.3
 
 
-def test_embed_equals_encode_across_batches(minilm):
-    reviews = dp.datasets.movie_reviews()["pos"][:13]
-    X = text.embed(reviews, minilm, batch_size=4, progress=False)
-    np.testing.assert_allclose(X, minilm.encode(reviews), rtol=0, atol=1e-5)
+def test_embed_equals_encode_across_batches(minilm, reviews):
+    texts = reviews["pos"][:13]
+    X = text.embed(texts, minilm, batch_size=4, progress=False)
+    np.testing.assert_allclose(X, minilm.encode(texts), rtol=0, atol=1e-5)
 
 
 def test_embed_local_directory(minilm, tmp_path):
