@@ -1,7 +1,7 @@
 """Molecules as Morgan fingerprints: from SMILES to Tanimoto diversity profiles.
 
-RDKit parses the SMILES (with sanitisation, the validity MOSES and GuacaMol use)
-and its ``rdFingerprintGenerator`` hashes each atom's circular environment up to
+RDKit parses the SMILES (with sanitisation; empty strings are invalid, as in
+MOSES's validity) and its ``rdFingerprintGenerator`` hashes each atom's circular environment up to
 ``radius`` bonds into ``n_bits`` bits (ECFP-like; Rogers & Hahn, 2010). The
 Tanimoto distance between the bit vectors, ``1 - |a & b| / |a | b|``, is the
 usual distance between molecules; its average over pairs is MOSES's IntDiv.
@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache, partial
 from typing import Any, Literal
 
@@ -64,16 +65,22 @@ def _require_rdkit(func: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def _parse(smiles: list[object]) -> list[Any]:
-    """RDKit molecules, None where a SMILES is not a non-blank string RDKit can parse."""
-    from rdkit import Chem, rdBase
+@contextmanager
+def _rdkit_logs_blocked() -> Iterator[None]:
+    """Silence RDKit's own stderr complaints about bad SMILES: we report them instead."""
+    from rdkit import rdBase
 
-    # An empty string parses to an empty molecule (an all-zero fingerprint): invalid here.
-    blocker = rdBase.BlockLogs()  # RDKit's own stderr complaints; we report instead
+    blocker = rdBase.BlockLogs()  # logging comes back when the blocker is deleted
     try:
-        return [Chem.MolFromSmiles(s) if isinstance(s, str) and s.strip() else None for s in smiles]
+        yield
     finally:
         del blocker
+
+
+def _mol(smiles: object, chem) -> Any:
+    """The RDKit molecule, or None unless ``smiles`` is a non-blank string RDKit parses."""
+    # An empty string parses to an empty molecule (an all-zero fingerprint): invalid here.
+    return chem.MolFromSmiles(smiles) if isinstance(smiles, str) and smiles.strip() else None
 
 
 @lru_cache(maxsize=8)
@@ -86,25 +93,36 @@ def _generator(radius: int, n_bits: int):
 def _fingerprint_batch(
     smiles: list[object], radius: int, n_bits: int
 ) -> tuple[np.ndarray, list[int]]:
-    """Packed bits (little-endian within a byte) of the parsable SMILES, and the bad positions."""
-    from rdkit import DataStructs
+    """Bits of the parsable SMILES of one batch, and the positions that failed.
 
-    mols = _parse(smiles)
-    good = [m for m in mols if m is not None]
-    fps = _generator(radius, n_bits).GetFingerprints(good, numThreads=1)
-    # FPS hex text is the bit vector's raw bytes: one bytes.fromhex for the whole batch
-    # instead of a numpy conversion per molecule.
-    raw = bytes.fromhex("".join(DataStructs.BitVectToFPSText(fp) for fp in fps))
-    packed = np.frombuffer(raw, dtype=np.uint8).reshape(len(good), (n_bits + 7) // 8)
-    return packed, [i for i, m in enumerate(mols) if m is None]
+    Each molecule is fingerprinted right after it is parsed, while it is still in
+    cache. Measured on MOSES, this beat parsing the batch first and calling the
+    batched ``GetFingerprints`` (even with ``numThreads=2``: parsing, 60-70 % of the
+    time, holds the GIL, so threads cannot share it).
+    """
+    from rdkit import Chem
+
+    gen = _generator(radius, n_bits)
+    bits = np.empty((len(smiles), n_bits), dtype=np.uint8)
+    bad = []
+    with _rdkit_logs_blocked():
+        for k, s in enumerate(smiles):
+            mol = _mol(s, Chem)
+            if mol is None:
+                bad.append(k)
+            else:
+                bits[k] = gen.GetFingerprintAsNumPy(mol)
+    return (np.delete(bits, bad, axis=0) if bad else bits), bad
 
 
 def _scaffold_batch(smiles: list[object]) -> tuple[list[str], list[int]]:
     from rdkit import Chem
     from rdkit.Chem.Scaffolds import MurckoScaffold
 
-    mols = _parse(smiles)
-    out = [Chem.MolToSmiles(MurckoScaffold.GetScaffoldForMol(m)) for m in mols if m is not None]
+    with _rdkit_logs_blocked():
+        mols = [_mol(s, Chem) for s in smiles]
+        cores = [MurckoScaffold.GetScaffoldForMol(m) for m in mols if m is not None]
+        out = [Chem.MolToSmiles(core) for core in cores]
     return out, [i for i, m in enumerate(mols) if m is None]
 
 
@@ -170,7 +188,7 @@ def _run_batches(
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # spawn: no fork of a threaded process (Jupyter); workers import only this module.
+        # spawn, not fork: forking a threaded process (a Jupyter kernel) can deadlock.
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(min(n_jobs, len(batches)), mp_context=context) as pool:
             results = list(
@@ -229,10 +247,9 @@ def _featurise(
     """(bits, kept indices, bad indices) of checked arguments; called by the public API."""
     items = _as_smiles_list(smiles, where, func)
     work = partial(_fingerprint_batch, radius=radius, n_bits=n_bits)
-    packed, bad = _run_batches(items, work, n_jobs=n_jobs, show=progress, desc=desc)
+    parts, bad = _run_batches(items, work, n_jobs=n_jobs, show=progress, desc=desc)
     kept = _handle_invalid(items, bad, on_invalid, where, func, stacklevel=4)
-    whole = np.concatenate(packed) if packed else np.empty((0, (n_bits + 7) // 8), np.uint8)
-    bits = np.unpackbits(whole, axis=1, count=n_bits, bitorder="little")
+    bits = np.concatenate(parts) if parts else np.empty((0, n_bits), dtype=np.uint8)
     return bits, kept, bad
 
 
@@ -284,9 +301,10 @@ def fingerprints(
         Show a progress bar (per batch of 1,000 SMILES) for inputs over one batch.
     n_jobs : int, default 1
         Worker processes (``-1``: every CPU). Parsing holds the GIL, so only
-        processes help; they start by spawning (about a second each), which pays
-        off from tens of thousands of molecules on idle cores. In a script, call
-        it under ``if __name__ == "__main__":``.
+        processes help; they are spawned (about a second to start), which pays
+        off from about 10,000 molecules on idle cores (20,000 MOSES SMILES: 1.7×
+        faster with 2 processes). In a script, call it under
+        ``if __name__ == "__main__":``, as multiprocessing requires.
 
     Returns
     -------
