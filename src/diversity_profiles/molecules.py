@@ -302,7 +302,7 @@ def fingerprints(
     n_jobs : int, default 1
         Worker processes (``-1``: every CPU). Parsing holds the GIL, so only
         processes help; they are spawned (about a second to start), which pays
-        off from about 10,000 molecules on idle cores (20,000 MOSES SMILES: 1.7×
+        off from about 10,000 molecules on idle cores (20,000 MOSES SMILES: 1.4-1.7×
         faster with 2 processes). In a script, call it under
         ``if __name__ == "__main__":``, as multiprocessing requires.
 
