@@ -7,6 +7,7 @@ what is allowed, shows what was given and, where there is one, the fix.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Sequence
 
@@ -216,3 +217,15 @@ def one_of(value: str, name: str, func: str, allowed: Sequence[str]) -> str:
             f"The {name!r} argument of {func} must be one of {listing}. Got {value!r} instead."
         )
     return value
+
+
+def require(module: str, func: str, what: str, extra: str):
+    """Import an optional dependency, or raise ImportError naming the extra that brings it."""
+    try:
+        importlib.import_module(module.partition(".")[0])  # a blocked parent is not installed
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"{func} needs {what}, which is not installed ({exc}). Install it with: "
+            f'pip install "diversity-profiles[{extra}]"'
+        ) from None

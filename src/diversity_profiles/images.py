@@ -19,22 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ._progress import progress as _progress_bar
+from ._validation import require
 from .representation import Representation
 
-_EXTRA = 'pip install "diversity-profiles[images]"'
 #: Pillow's resampling filters by name. "box" (the default) shrinks by an integer factor f
 #: to the mean of each f × f block; every filter is antialiased when shrinking.
 RESAMPLING = ("box", "bilinear", "bicubic", "lanczos", "nearest", "hamming")
 #: ITU-R 601-2 luma, the weights of Pillow's convert("L").
 _LUMA = np.array([0.299, 0.587, 0.114])
-
-
-def _pillow(func: str):
-    try:
-        from PIL import Image
-    except ImportError:
-        raise ImportError(f"{func} needs Pillow, which is not installed: {_EXTRA}") from None
-    return Image
 
 
 def _scaled(arr: np.ndarray, func: str, where: str) -> np.ndarray:
@@ -104,7 +96,7 @@ def _load(images, func: str) -> list[np.ndarray]:
     for i, item in enumerate(items):
         where = f"images[{i}]"
         if isinstance(item, (str, os.PathLike)):
-            Image = _pillow(func)
+            Image = require("PIL.Image", func, "Pillow", "images")
             try:
                 with Image.open(item) as img:
                     out.append(_from_pil(img, func, where))
@@ -133,7 +125,7 @@ def _check_size(size, func: str) -> tuple[int, int]:
 def _resize(img: np.ndarray, size: tuple[int, int], resample: str, func: str) -> np.ndarray:
     if img.shape[:2] == size:
         return img
-    Image = _pillow(func)
+    Image = require("PIL.Image", func, "Pillow", "images")
     flt = getattr(Image.Resampling, resample.upper())
     # channel by channel in 32-bit float mode "F": no rounding to 8 bits on the way
     chans = [

@@ -32,12 +32,11 @@ from typing import Any, Literal
 import numpy as np
 
 from ._progress import progress as _progress_bar
-from ._validation import one_of
+from ._validation import one_of, require
 from .representation import Representation
 
 __all__ = ["InvalidSmilesWarning", "fingerprints", "profiles", "scaffolds"]
 
-_INSTALL = 'pip install "diversity-profiles[molecules]"'
 _ON_INVALID = ("raise", "drop")
 #: SMILES per batch: the unit of the progress bar and of the work sent to a process.
 _BATCH = 1000
@@ -47,17 +46,6 @@ _SHOWN = 10
 
 class InvalidSmilesWarning(UserWarning):
     """SMILES that RDKit could not parse were dropped (``on_invalid="drop"``)."""
-
-
-def _require_rdkit(func: str) -> str:
-    """RDKit's version, or an ImportError saying how to install it."""
-    try:
-        import rdkit
-    except ImportError as exc:
-        raise ImportError(
-            f"{func} needs RDKit, which is not installed. Install it with: {_INSTALL}"
-        ) from exc
-    return str(rdkit.__version__)
 
 
 # ---------------------------------------------------------------------------
@@ -331,7 +319,7 @@ def fingerprints(
     The 'smiles' argument of fingerprints: dropped 1 of 3 SMILES ...: [1] 'C1CC'.
     """
     func = "fingerprints"
-    _require_rdkit(func)
+    require("rdkit", func, "RDKit", "molecules")
     radius, n_bits, jobs = _check_common(radius, n_bits, on_invalid, n_jobs, func)
     bits, kept, _ = _featurise(
         smiles,
@@ -378,7 +366,7 @@ def scaffolds(
     ['c1ccccc1', '', 'c1ccc(CC2CCNCC2)cc1']
     """
     func = "scaffolds"
-    _require_rdkit(func)
+    require("rdkit", func, "RDKit", "molecules")
     one_of(on_invalid, "on_invalid", func, _ON_INVALID)
     jobs = _check_n_jobs(n_jobs, func)
     where = "The 'smiles' argument"
@@ -446,7 +434,7 @@ def profiles(
             f"{func} sets {' and '.join(fixed)} itself (Morgan fingerprints, Tanimoto). For "
             f"another distance, call diversity_profiles.profiles on fingerprints(...) arrays."
         )
-    version = _require_rdkit(func)
+    version = str(require("rdkit", func, "RDKit", "molecules").__version__)
     radius, n_bits, jobs = _check_common(radius, n_bits, on_invalid, n_jobs, func)
     if not isinstance(sets, Mapping) or not sets:
         raise TypeError(

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ._progress import progress as _progress_bar
-from ._validation import check_pairwise_memory
+from ._validation import check_pairwise_memory, require
 from .representation import Representation
 
 #: Tokens: runs of word characters, and each punctuation mark on its own (close to the
@@ -30,18 +30,6 @@ from .representation import Representation
 TOKEN_PATTERN = r"(?u)\w+|[^\w\s]"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}
-_EXTRA = 'pip install "diversity-profiles[text]"'
-
-
-def _require(module: str, func: str, what: str):
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(
-            f"{func} needs {what}, which is not installed ({exc}). Install the text extra: {_EXTRA}"
-        ) from None
 
 
 def _check_texts(texts, func: str, name: str = "texts") -> list[str]:
@@ -171,7 +159,7 @@ def ngram_similarity(
     func = "ngram_similarity"
     texts = _check_texts(texts, func)
     orders = _check_orders(n, func)
-    _require("sklearn", func, "scikit-learn")
+    require("sklearn", func, "scikit-learn", "text")
     check_pairwise_memory(len(texts), func, what="n-gram similarities", copies=3)
     return _ngram_similarity(texts, orders, bool(lowercase))
 
@@ -194,7 +182,7 @@ def _bundled_model_path(func: str) -> Path:
 
 def _load_model(model, device, func: str, show: bool = True):
     """(SentenceTransformer, details, default representation name)."""
-    st = _require("sentence_transformers", func, "sentence-transformers (and torch)")
+    st = require("sentence_transformers", func, "sentence-transformers (and torch)", "text")
     if isinstance(model, st.SentenceTransformer):
         return (model, *_identify(_source_of(model)))
     if not isinstance(model, (str, os.PathLike)):
@@ -445,7 +433,7 @@ def profiles(
                 f"distance={kwargs['distance']!r}; use an embedding representation for others."
             )
         orders = _check_orders(n, func)
-        _require("sklearn", func, "scikit-learn")
+        require("sklearn", func, "scikit-learn", "text")
         K = {label: _ngram_similarity(t, orders, bool(lowercase)) for label, t in texts.items()}
         D = {label: np.clip(1.0 - k, 0.0, None) for label, k in K.items()}
         for d in D.values():
