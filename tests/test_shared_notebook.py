@@ -16,6 +16,7 @@ from diversity_profiles import sharing
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve
 from .conftest import XSS
+
 SOURCE = f"""\
 import diversity_profiles as dp
 tree = dp.profiles({{"A": [[1.0], [2.0], [3.0]], {XSS!r}: [[0.0], [4.0]]}},
@@ -23,12 +24,15 @@ tree = dp.profiles({{"A": [[1.0], [2.0], [3.0]], {XSS!r}: [[0.0], [4.0]]}},
 tree.dp.explore()
 """
 
+FORMULA = r"Vendi of order $q$: $\left(\sum_i \lambda_i^q\right)^{1/(1-q)}$"
+
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     folder = tmp_path_factory.mktemp("shared")
     source = folder / "analysis.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SOURCE)]), source)
+    cells = [nbformat.v4.new_code_cell(SOURCE), nbformat.v4.new_markdown_cell(FORMULA)]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), source)
     executed = sharing.execute_notebook(source)
     nb = nbformat.read(executed, as_version=4)
     assert "application/vnd.jupyter.widget-state+json" in nb.metadata["widgets"]
@@ -75,5 +79,8 @@ def test_exported_html_renders_offline_and_a_slider_changes_a_verdict(exported):
         page.keyboard.press("End")  # the domain shrinks to the largest scale: A is ahead there
         assert page.get_attribute(cell, "data-verdict") == "dominates"
         assert page.get_by_text(XSS).count() > 0 and page.locator(".dp-explorer img").count() == 0
+        # LaTeX in Markdown is typeset by the MathJax copied beside the page.
+        page.wait_for_selector(".MathJax_CHTML", timeout=30_000)
+        assert page.locator(".MathJax_CHTML").count() >= 2
         assert blocked == []  # nothing outside the folder was even asked for
         browser.close()

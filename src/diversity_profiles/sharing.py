@@ -50,9 +50,10 @@ def execute_notebook(
 def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
     """Export an executed notebook to HTML whose widgets render with no network.
 
-    require.js, the widget manager and anywidget are copied next to the HTML file
-    (they ship with this package) instead of being loaded from CDNs, and MathJax is
-    left out, so the page makes no request outside its folder.
+    require.js, the widget manager, anywidget and MathJax (for LaTeX in Markdown
+    cells, in a ``mathjax/`` folder) are copied next to the HTML file (they ship with
+    this package) instead of being loaded from CDNs, so the page makes no request
+    outside its folder.
     """
     import nbformat
     from nbconvert import HTMLExporter
@@ -60,15 +61,19 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
     html_path = Path(html_path)
     refuse_overwrite(html_path, overwrite)
     nb = nbformat.read(notebook, as_version=4) if not hasattr(notebook, "cells") else notebook
-    # No MathJax URL: the page fetches nothing (LaTeX in Markdown cells stays as source).
     exporter = HTMLExporter(
-        require_js_url="require.js", widget_renderer_url="embed-amd.js", mathjax_url=""
+        require_js_url="require.js",
+        widget_renderer_url="embed-amd.js",
+        mathjax_url="mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
     )
     body, _ = exporter.from_notebook_node(nb)
     html_path.write_text(body, encoding="utf-8")
     folder = html_path.parent
     for item in _SHARE.iterdir():
-        shutil.copy(item, folder / item.name)
+        if item.is_dir():
+            shutil.copytree(item, folder / item.name, dirs_exist_ok=True)
+        else:
+            shutil.copy(item, folder / item.name)
     shutil.copy(
         Path(anywidget.__file__).parent / "nbextension" / "index.js", folder / "anywidget.js"
     )
