@@ -36,7 +36,7 @@ class ExplorerRenderer extends Panel implements IRenderMime.IRenderer {
     this.live = null;
     const liveShown = this.tryLive(model);
     const first = await Promise.race([liveShown, sleep(LIVE_GRACE_MS).then(() => false)]);
-    if (first) return;
+    if (first || this.isDisposed) return; // the output may be cleared while we wait
     this.showStandalone(payload);
     // A widget manager that restores later (saved widget state) still wins.
     if (await liveShown) this.dropStandalone();
@@ -57,6 +57,7 @@ class ExplorerRenderer extends Panel implements IRenderMime.IRenderer {
       return false;
     }
     for (let waited = 0; waited < 2000; waited += 50) {
+      if (live.isDisposed) return false;
       if (live.node.querySelector(".dp-explorer")) {
         this.dropStandalone();
         live.show();
