@@ -265,7 +265,7 @@ def test_extractor_profiles_and_merge():
 
 
 def test_profiles_errors():
-    with pytest.raises(ValueError, match="non-empty dict"):
+    with pytest.raises(TypeError, match="non-empty dict"):
         images.profiles([np.zeros((4, 4))])
     with pytest.raises(ValueError, match="pass size=\\(height, width\\)"):
         images.profiles({"a": np.zeros((2, 4, 4))}, size=None)

@@ -229,3 +229,29 @@ def require(module: str, func: str, what: str, extra: str):
             f"{func} needs {what}, which is not installed ({exc}). Install it with: "
             f'pip install "diversity-profiles[{extra}]"'
         ) from None
+
+
+def check_int(value, name: str, func: str, low: int = 1) -> int:
+    """An integer argument (not a bool) of at least ``low``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(
+            f"The {name!r} argument of {func} must be an int >= {low}. Got {value!r} instead."
+        )
+    return int(value)
+
+
+def check_sets(sets, func: str, holds: str, example: str):
+    """The ``sets`` argument of a featuriser: a non-empty mapping of labels to raw samples."""
+    from collections.abc import Mapping
+
+    if not isinstance(sets, Mapping):
+        raise TypeError(
+            f"The 'sets' argument of {func} must be a non-empty dict mapping labels to {holds}, "
+            f"e.g. {example}. Got {type(sets).__name__}."
+        )
+    if not sets:
+        raise ValueError(
+            f"The 'sets' argument of {func} must be a non-empty dict mapping labels to {holds}, "
+            f"e.g. {example}. Got an empty dict."
+        )
+    return sets

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ._progress import progress as _progress_bar
-from ._validation import require
+from ._validation import check_int, check_sets, require
 from .representation import Representation
 
 #: Pillow's resampling filters by name. "box" (the default) shrinks by an integer factor f
@@ -314,8 +314,7 @@ def features(
     [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
     """
     func = "features"
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"The 'batch_size' argument of {func} must be an int >= 1.")
+    batch_size = check_int(batch_size, "batch_size", func)
     loaded = _prepare(images, size, bool(grayscale), resample, func)
     return _extract(loaded, extractor, int(batch_size), bool(progress), "features")
 
@@ -378,13 +377,8 @@ def profiles(
     from .profiles import profiles as _profiles
 
     func = "images.profiles"
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"The 'batch_size' argument of {func} must be an int >= 1.")
-    if not isinstance(sets, Mapping) or not sets:
-        raise ValueError(
-            f"The 'sets' argument of {func} must be a non-empty dict mapping labels to images. "
-            f"Got {type(sets).__name__}."
-        )
+    batch_size = check_int(batch_size, "batch_size", func)
+    check_sets(sets, func, "images", '{"model": generated, "data": references}')
     if size is None and extractor is None:
         raise ValueError(f"{func}: pixel vectors need one size; pass size=(height, width).")
     details: dict = {

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._progress import progress as _progress_bar
-from ._validation import one_of, require
+from ._validation import check_int, check_sets, one_of, require
 from .representation import Representation
 
 __all__ = ["InvalidSmilesWarning", "fingerprints", "profiles", "scaffolds"]
@@ -131,14 +131,6 @@ def _as_smiles_list(smiles: object, where: str, func: str) -> list[object]:
             f"array, pandas Series). Got {type(smiles).__name__}."
         )
     return list(smiles)
-
-
-def _check_int(value: object, name: str, func: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(
-            f"The {name!r} argument of {func} must be an int >= {low}. Got {value!r} instead."
-        )
-    return int(value)
 
 
 def _check_n_jobs(n_jobs: object, func: str) -> int:
@@ -244,8 +236,8 @@ def _featurise(
 def _check_common(radius, n_bits, on_invalid, n_jobs, func: str) -> tuple[int, int, int]:
     one_of(on_invalid, "on_invalid", func, _ON_INVALID)
     return (
-        _check_int(radius, "radius", func, 0),
-        _check_int(n_bits, "n_bits", func, 1),
+        check_int(radius, "radius", func, 0),
+        check_int(n_bits, "n_bits", func, 1),
         _check_n_jobs(n_jobs, func),
     )
 
@@ -436,11 +428,7 @@ def profiles(
         )
     version = str(require("rdkit", func, "RDKit", "molecules").__version__)
     radius, n_bits, jobs = _check_common(radius, n_bits, on_invalid, n_jobs, func)
-    if not isinstance(sets, Mapping) or not sets:
-        raise TypeError(
-            f"The 'sets' argument of {func} must be a non-empty dict of labels to SMILES "
-            f"lists, e.g. {{'generated': [...], 'reference': [...]}}. Got {type(sets).__name__}."
-        )
+    check_sets(sets, func, "lists of SMILES", "{'generated': [...], 'reference': [...]}")
     bits: dict[str, np.ndarray] = {}
     dropped: dict[str, int] = {}
     for label, smiles in sets.items():

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ._progress import progress as _progress_bar
-from ._validation import check_pairwise_memory, require
+from ._validation import check_int, check_pairwise_memory, check_sets, require
 from .representation import Representation
 
 #: Tokens: runs of word characters, and each punctuation mark on its own (close to the
@@ -286,14 +286,6 @@ def _encode(model, texts: list[str], batch_size: int, device, show: bool) -> np.
     return out
 
 
-def _check_batch_size(batch_size, func: str) -> int:
-    if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool):
-        batch_size = 0
-    if batch_size < 1:
-        raise ValueError(f"The 'batch_size' argument of {func} must be an int >= 1.")
-    return int(batch_size)
-
-
 def embed(
     texts: Sequence[str],
     model: str | os.PathLike | object = DEFAULT_MODEL,
@@ -336,7 +328,7 @@ def embed(
     """
     func = "embed"
     texts = _check_texts(texts, func)
-    batch_size = _check_batch_size(batch_size, func)
+    batch_size = check_int(batch_size, "batch_size", func)
     loaded, _, _ = _load_model(model, device, func, bool(progress))
     return _encode(loaded, texts, batch_size, device, bool(progress))
 
@@ -345,11 +337,7 @@ def embed(
 
 
 def _check_sets(sets, func: str) -> dict[str, list[str]]:
-    if not isinstance(sets, Mapping) or not sets:
-        raise ValueError(
-            f"The 'sets' argument of {func} must be a non-empty dict mapping labels to lists of "
-            f'texts, e.g. {{"model": generated, "human": references}}. Got {type(sets).__name__}.'
-        )
+    check_sets(sets, func, "lists of texts", '{"model": generated, "human": references}')
     return {label: _check_texts(texts, func, f"sets[{label!r}]") for label, texts in sets.items()}
 
 
@@ -443,7 +431,7 @@ def profiles(
             rep = Representation(name, rep.details)
         return _profiles(D, representation=rep, similarities=K, **kwargs)
     model_arg = DEFAULT_MODEL if representation == "minilm" else representation
-    batch_size = _check_batch_size(batch_size, func)
+    batch_size = check_int(batch_size, "batch_size", func)
     model, details, default_name = _load_model(model_arg, device, func, bool(progress))
     pooled = [t for items in texts.values() for t in items]
     X = _encode(model, pooled, batch_size, device, bool(progress))
