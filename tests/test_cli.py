@@ -75,13 +75,13 @@ def test_compute_summary_report(files):
     "args, message",
     [
         (["compute", "broken.npy", "beam.npy", "-o", "x.nc"], "broken.npy: cannot be read as npy"),
-        (["compute", "text.csv", "beam.npy", "-o", "x.nc"], "text.csv: cannot be read as csv"),
+        (["compute", "text.csv", "beam.npy", "-o", "x.nc"], "text.csv: line 2, column 1: 'foo' is not a number"),
         (["compute", "missing.npy", "-o", "x.nc"], "missing.npy: no such file"),
         (
             ["compute", "beam.npy", "dbs.npz", "-o", "x.nc", "--distance", "manhattan"],
             "'distance' argument of profiles must be one of",
         ),
-        (["summary", "beam.npy"], "beam.npy: not a profile file"),
+        (["summary", "beam.npy"], "beam.npy: not a readable profile file"),
     ],
 )
 def test_expected_mistakes_get_one_line_and_no_traceback(files, args, message):

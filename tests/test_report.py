@@ -20,8 +20,14 @@ def test_report_never_overwrites_without_being_asked(tree, tmp_path):
     with pytest.raises(FileExistsError, match=r"overwrite=True"):
         dp.report(tree, path)
     assert path.read_text() == "my notes"
-    tree.dp.report(path, overwrite=True)
-    assert path.read_text().startswith("<!doctype html>")
+    with pytest.raises(ValueError, match=r"not an HTML page written by diversity-profiles"):
+        tree.dp.report(path, overwrite=True)  # overwrite replaces only our own reports
+    assert path.read_text() == "my notes"
+    path.unlink()
+    tree.dp.report(path)
+    first = path.read_text()
+    tree.dp.report(path, overwrite=True, title="Second")
+    assert path.read_text().startswith("<!doctype html>") and path.read_text() != first
 
 
 def test_report_opens_offline_and_stays_interactive(tree, tmp_path):

@@ -30,6 +30,7 @@ from .magnitude import magnitude
 from .profiles import merge, profiles
 from .representation import Representation
 from .scalefree import average_distance, richness
+from .storage import open_profiles
 from .vendi import vendi_score, vendi_score_dual
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "energy",
     "magnitude",
     "merge",
+    "open_profiles",
     "pairwise_distances",
     "profiles",
     "report",

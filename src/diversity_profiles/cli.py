@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,28 @@ def _first_line(exc: Exception) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+#: Invisible characters that reorder the text around them (bidirectional overrides).
+_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
+
+
+def for_terminal(text: str) -> str:
+    """``text`` made harmless for a terminal: control characters shown as escapes.
+
+    Labels and file names come from users and files; an escape sequence printed raw
+    could recolour, retitle or rewrite the terminal. Newlines and tabs are kept.
+
+    >>> print(for_terminal("a\\x1b[31mb\\u202ec"))
+    a\\x1b[31mb\\u202ec
+    """
+    out = []
+    for ch in text:
+        if ch in "\n\t" or (unicodedata.category(ch) not in ("Cc", "Cs") and ch not in _BIDI):
+            out.append(ch)
+        else:
+            out.append(ascii(ch)[1:-1])  # \x1b, \u202e, \udc80 (an undecodable byte)
+    return "".join(out)
+
+
 def read_embeddings(path: Path) -> np.ndarray:
     """One set from a file: .npy, .npz (one array), .csv (numbers, optional header), .parquet."""
     if not path.exists():
@@ -38,10 +61,12 @@ def read_embeddings(path: Path) -> np.ndarray:
                     raise InputError(f"{path}: holds arrays {archive.files}; keep exactly one")
                 arr = archive[archive.files[0]]
         elif suffix == ".csv":
+            from ._csv_input import CsvError, read_csv
+
             try:
-                arr = np.loadtxt(path, delimiter=",", ndmin=2)
-            except ValueError:
-                arr = np.loadtxt(path, delimiter=",", ndmin=2, skiprows=1)  # a header row
+                arr = read_csv(path)
+            except CsvError as exc:
+                raise InputError(str(exc)) from None
         elif suffix == ".parquet":
             import pandas as pd
 
@@ -63,18 +88,46 @@ def read_embeddings(path: Path) -> np.ndarray:
 
 
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(for_terminal(message), file=sys.stderr, flush=True)
+
+
+def _check_output(path: str, kind: str, overwrite: bool, inputs=()) -> Path:
+    from ._io import check_output
+
+    try:
+        return check_output(path, kind=kind, overwrite=overwrite, inputs=inputs, flag="--overwrite")
+    except (ValueError, FileExistsError) as exc:
+        raise InputError(str(exc)) from None
+
+
+def _write(out: Path, write, overwrite: bool) -> None:
+    from ._io import write_atomic
+
+    try:
+        write_atomic(out, write, kind="store", overwrite=overwrite, flag="--overwrite")
+    except FileExistsError as exc:
+        raise InputError(f"{exc} (it appeared while computing; nothing was replaced)") from None
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{out}: not written ({_first_line(exc)})") from None
 
 
 def cmd_compute(args) -> int:
     import diversity_profiles as dp
 
-    out = Path(args.output)
-    if out.exists() and not args.overwrite:
-        raise InputError(f"{out}: exists; pass --overwrite to replace it")
+    from ._io import store_kind
+    from .storage import check_text
+
+    # Checked before computing so nobody waits for a doomed run; the binding check is
+    # made again at the final rename (two runs may race for one name).
+    out = _check_output(args.output, "store", args.overwrite, inputs=args.files)
     labels = args.label or [Path(f).stem for f in args.files]
     if len(labels) != len(args.files):
         raise InputError(f"--label given {len(labels)} time(s) for {len(args.files)} file(s)")
+    for label in labels:
+        try:
+            check_text(label, "set label")
+        except ValueError as exc:
+            raise InputError(f"{exc} (use --label)") from None
     if len(set(labels)) != len(labels):
         raise InputError(f"set labels must differ; got {labels} (use --label)")
     sets = {}
@@ -94,45 +147,44 @@ def cmd_compute(args) -> int:
         )
     except (ValueError, MemoryError) as exc:
         raise InputError(_first_line(exc)) from None
-    if out.suffix == ".zarr":
-        tree.to_zarr(out, mode="w")
+    if store_kind(out) == "zarr":
+        _write(out, lambda p: tree.to_zarr(p, mode="w-"), args.overwrite)
     else:
-        tree.to_netcdf(out, mode="w")
+        _write(out, lambda p: tree.to_netcdf(p, mode="w"), args.overwrite)
     _progress(f"wrote {out}")
     return 0
 
 
 def _open(path: str):
-    import xarray as xr
+    from .storage import open_profiles
 
-    import diversity_profiles  # noqa: F401 - registers tree.dp
-
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
     try:
-        return xr.open_datatree(p, engine="zarr" if p.suffix == ".zarr" else None)
-    except Exception as exc:
-        raise InputError(f"{p}: not a profile file ({_first_line(exc)})") from None
+        return open_profiles(path)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def cmd_summary(args) -> int:
     tree = _open(args.file)
-    if not tree.dp.conditions:
-        raise InputError(f"{args.file}: holds no profiles")
-    print(tree.dp.summary())
+    print(for_terminal(tree.dp.summary()))
     return 0
+
+
+def _report(tree, out: Path, overwrite: bool) -> None:
+    try:
+        path = tree.dp.report(out, overwrite=overwrite)
+    except FileExistsError:
+        raise InputError(f"{out}: exists; pass --overwrite to replace it") from None
+    except (ValueError, OSError) as exc:
+        raise InputError(_first_line(exc)) from None
+    _progress(f"wrote {path}")
 
 
 def cmd_report(args) -> int:
     tree = _open(args.file)
-    if not tree.dp.conditions:
-        raise InputError(f"{args.file}: holds no profiles")
-    try:
-        path = tree.dp.report(args.output, overwrite=args.overwrite)
-    except FileExistsError:
-        raise InputError(f"{args.output}: exists; pass --overwrite to replace it") from None
-    _progress(f"wrote {path}")
+    _report(
+        tree, _check_output(args.output, "html", args.overwrite, inputs=[args.file]), args.overwrite
+    )
     return 0
 
 
@@ -140,14 +192,11 @@ def cmd_demo(args) -> int:
     import diversity_profiles as dp
     from diversity_profiles.demo import digit_sets
 
-    out = Path(args.output)
-    if out.exists() and not args.overwrite:
-        raise InputError(f"{out}: exists; pass --overwrite to replace it")
+    out = _check_output(args.output, "html", args.overwrite)
     _progress("profiling three sets of scikit-learn's handwritten digits (1, 3, 10 classes)…")
     tree = dp.profiles(digit_sets(args.n), representation="pixels", distance="euclidean", n_boot=50)
-    print(tree.dp.summary())
-    tree.dp.report(out, overwrite=args.overwrite)
-    _progress(f"wrote {out}")
+    print(for_terminal(tree.dp.summary()))
+    _report(tree, out, args.overwrite)
     return 0
 
 
@@ -160,7 +209,12 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compute", help="profile embedding files, one file per set")
     c.add_argument("files", nargs="+", help=f"one file per set ({', '.join(READERS)})")
-    c.add_argument("-o", "--output", required=True, help="profile file to write (.nc or .zarr)")
+    c.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="profile file to write: .nc (netCDF) or .zarr (directory)",
+    )
     c.add_argument("--label", action="append", help="set label (repeat; default: file stem)")
     c.add_argument("--representation", default="embedding", help="name of the embedding")
     c.add_argument(
@@ -171,7 +225,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--families", help="comma-separated families (default: all)")
     c.add_argument("--n-points", type=int, default=100, help="grid size per family")
     c.add_argument("--n-boot", type=int, default=0, help="bootstrap resamples for bands")
-    c.add_argument("--overwrite", action="store_true", help="replace the output if it exists")
+    c.add_argument(
+        "--overwrite", action="store_true", help="replace the output if this tool wrote it"
+    )
     c.set_defaults(run=cmd_compute)
 
     s = sub.add_parser("summary", help="print the verdicts and conditions of a profile file")
@@ -181,13 +237,17 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="write a self-contained interactive HTML report")
     r.add_argument("file")
     r.add_argument("-o", "--output", required=True, help="the .html file to write")
-    r.add_argument("--overwrite", action="store_true", help="replace the output if it exists")
+    r.add_argument(
+        "--overwrite", action="store_true", help="replace the output if this tool wrote it"
+    )
     r.set_defaults(run=cmd_report)
 
     d = sub.add_parser("demo", help="profile a built-in real dataset and write a report")
     d.add_argument("-o", "--output", default="diversity_report.html")
     d.add_argument("--n", type=int, default=150, help="images per set")
-    d.add_argument("--overwrite", action="store_true", help="replace the output if it exists")
+    d.add_argument(
+        "--overwrite", action="store_true", help="replace the output if this tool wrote it"
+    )
     d.set_defaults(run=cmd_demo)
     return main
 
@@ -197,8 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except InputError as exc:
-        print(f"diversity-profiles: error: {exc}", file=sys.stderr)
+        print(for_terminal(f"diversity-profiles: error: {exc}"), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # writes are atomic: an interrupted run leaves no output
+        print("diversity-profiles: interrupted; no output was written", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

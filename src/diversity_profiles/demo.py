@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -76,26 +75,49 @@ def main(argv: list[str] | None = None) -> int:
         description="Profile three sets of real handwritten digits (1, 3 and 10 classes) and "
         "save the profile tree to netCDF.",
     )
-    parser.add_argument("-o", "--output", default="digits_profiles.nc", help="netCDF file to write")
+    parser.add_argument(
+        "-o", "--output", default="digits_profiles.nc", help="profile file to write (.nc or .zarr)"
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace the output if it exists")
     parser.add_argument("--n", type=int, default=150, help="images per set (default 150)")
     args = parser.parse_args(argv)
 
-    out = Path(args.output)
-    if out.exists() and not args.overwrite:
-        print(
-            f"error: {out} exists; pass --overwrite to replace it or -o to choose another file",
-            file=sys.stderr,
-        )
-        return 2
     import diversity_profiles as dp
+
+    from ._io import check_output, write_atomic
+
+    try:
+        # --overwrite replaces only a profile file written by this package.
+        out = check_output(args.output, kind="store", overwrite=args.overwrite, flag="--overwrite")
+    except (ValueError, FileExistsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     start = time.perf_counter()
     tree = dp.profiles(digit_sets(args.n), representation="pixels", distance="euclidean")
     elapsed = time.perf_counter() - start
     print(summarize(tree))
     print(tree.dp.summary())
-    tree.to_netcdf(out, mode="w")
+    try:
+        if out.suffix.lower() == ".zarr":
+            write_atomic(
+                out,
+                lambda p: tree.to_zarr(p, mode="w-"),
+                kind="store",
+                overwrite=args.overwrite,
+                flag="--overwrite",
+            )
+        else:
+            write_atomic(
+                out,
+                lambda p: tree.to_netcdf(p, mode="w"),
+                kind="store",
+                overwrite=args.overwrite,
+                flag="--overwrite",
+            )
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}; nothing was written", file=sys.stderr)
+        return 2
     print(f"Profiled {len(tree.dp.sets)} sets in {elapsed:.1f} s; saved to {out}")
     print("Open it with: xarray.open_datatree(" + repr(str(out)) + ")")
     return 0

@@ -12,11 +12,12 @@ import html
 import json
 from pathlib import Path
 
+from ._io import GENERATOR_META, check_output, write_atomic
 from .explorer import _BUNDLE, standalone_payload
-from .sharing import refuse_overwrite
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
+{generator}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>
@@ -65,7 +66,10 @@ def report(
     condition : str, optional
         Which condition; the first one by default.
     overwrite : bool, default False
-        Replace an existing file. Without it an existing file is never touched.
+        Replace an existing report written by this package. Without it an existing file
+        is never touched; with it, any other file (one without our generator mark) is
+        still refused with ValueError. The page is written beside ``path`` and renamed
+        into place, so an interrupted write leaves nothing behind.
     title : str, optional
         The page's title.
 
@@ -78,8 +82,7 @@ def report(
 
     from .accessor import conditions_of
 
-    path = Path(path)
-    refuse_overwrite(path, overwrite)
+    path = check_output(path, kind="html", overwrite=overwrite)
     paths = conditions_of(tree)
     condition = condition or paths[0]
     if condition not in paths:
@@ -112,6 +115,7 @@ def report(
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows
     )
     page = _PAGE.format(
+        generator=GENERATOR_META,
         title=html.escape(title or f"Diversity profiles — {condition}"),
         condition_rows=condition_rows,
         summary=html.escape(tree.dp.summary()),
@@ -119,5 +123,6 @@ def report(
         bundle=_script_literal(_BUNDLE.read_text()),
         payload=_script_literal(standalone_payload(tree, [condition])),
     )
-    path.write_text(page, encoding="utf-8")
-    return path
+    return write_atomic(
+        path, lambda p: p.write_text(page, encoding="utf-8"), kind="html", overwrite=overwrite
+    )

@@ -7,6 +7,7 @@ whose ``metadata.widgets`` lacks its ``state``. These helpers fix all three.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -58,8 +59,11 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    html_path = Path(html_path)
-    refuse_overwrite(html_path, overwrite)
+    from ._io import GENERATOR_META, check_output, write_atomic
+
+    # overwrite=True replaces only a page this function wrote (it carries our generator
+    # mark); the page is written beside html_path and renamed into place.
+    html_path = check_output(html_path, kind="html", overwrite=overwrite)
     nb = nbformat.read(notebook, as_version=4) if not hasattr(notebook, "cells") else notebook
     exporter = HTMLExporter(
         require_js_url="require.js",
@@ -67,7 +71,10 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
         mathjax_url="mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
     )
     body, _ = exporter.from_notebook_node(nb)
-    html_path.write_text(body, encoding="utf-8")
+    body = re.sub(r"<head>", "<head>\n" + GENERATOR_META, body, count=1, flags=re.IGNORECASE)
+    write_atomic(
+        html_path, lambda p: p.write_text(body, encoding="utf-8"), kind="html", overwrite=overwrite
+    )
     folder = html_path.parent
     for item in _SHARE.iterdir():
         if item.is_dir():
