@@ -75,7 +75,10 @@ def test_compute_summary_report(files):
     "args, message",
     [
         (["compute", "broken.npy", "beam.npy", "-o", "x.nc"], "broken.npy: cannot be read as npy"),
-        (["compute", "text.csv", "beam.npy", "-o", "x.nc"], "text.csv: line 2, column 1: 'foo' is not a number"),
+        (
+            ["compute", "text.csv", "beam.npy", "-o", "x.nc"],
+            "text.csv: line 2, column 1: 'foo' is not a number",
+        ),
         (["compute", "missing.npy", "-o", "x.nc"], "missing.npy: no such file"),
         (
             ["compute", "beam.npy", "dbs.npz", "-o", "x.nc", "--distance", "manhattan"],
