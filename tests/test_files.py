@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 
 import diversity_profiles as dp
-from diversity_profiles._io import write_atomic
+from diversity_profiles._io import _move_noreplace, write_atomic
 
 FAMILY_VARS = ["vendi", "magnitude", "circles", "circles_upper", "energy"]
 FAMILY_VARS += ["average_distance", "richness"]
@@ -187,6 +187,22 @@ def test_the_binding_existence_check_is_at_the_rename(tmp_path):
         else:
             assert target.read_text() == "ours"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.html", "t.zarr"]
+
+
+@pytest.mark.parametrize("renameat2", [True, False])  # False: the link/mkdir fallback
+def test_the_no_replace_move_never_replaces(tmp_path, renameat2):
+    for make in (lambda p: p.write_text("new"), lambda p: p.mkdir()):
+        for existing in (lambda p: p.write_text("old"), lambda p: p.mkdir()):
+            src, dst = tmp_path / "src", tmp_path / "dst"
+            make(src)
+            existing(dst)
+            with pytest.raises(FileExistsError):
+                _move_noreplace(src, dst, renameat2=renameat2)
+            assert dst.is_dir() or dst.read_text() == "old"
+            _move_noreplace(src, tmp_path / "free", renameat2=renameat2)
+            assert not src.exists() and (tmp_path / "free").exists()
+            for p in (dst, tmp_path / "free"):
+                p.rmdir() if p.is_dir() else p.unlink()
 
 
 def test_csv_files_written_by_pandas_are_read_whole(folder):

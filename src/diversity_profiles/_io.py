@@ -142,7 +142,7 @@ def _renameat2_noreplace(src: Path, dst: Path) -> bool:
     raise OSError(err, os.strerror(err), str(dst))
 
 
-def _move_noreplace(src: Path, dst: Path) -> None:
+def _move_noreplace(src: Path, dst: Path, *, renameat2: bool = True) -> None:
     """Move ``src`` onto ``dst`` atomically, failing if ``dst`` exists in any form.
 
     Plain rename(2) is not enough: it silently replaces a file, and replaces a directory
@@ -151,7 +151,7 @@ def _move_noreplace(src: Path, dst: Path) -> None:
     with mkdir(2) (fails if the name exists) and the new directory renamed onto that
     empty directory, which POSIX rename allows.
     """
-    if _renameat2_noreplace(src, dst):
+    if renameat2 and _renameat2_noreplace(src, dst):
         return
     if src.is_dir():
         os.mkdir(dst)
@@ -167,6 +167,25 @@ def _remove(path: Path) -> None:
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+
+def _replace(temp: Path, path: Path, kind: str) -> None:
+    """Put ``temp`` in place of ``path``, which must be ours (checked again: it may have
+    changed while we computed)."""
+    check_ours(path, kind)
+    if temp.is_dir() or path.is_dir():
+        # A non-empty directory cannot be replaced in one step: move the old one aside,
+        # move the new one in, then delete the old one.
+        old = path.parent / f".{path.name}.old-{uuid.uuid4().hex[:12]}"
+        os.rename(path, old)
+        try:
+            _move_noreplace(temp, path)
+        except BaseException:
+            os.rename(old, path)
+            raise
+        _remove(old)
+    else:
+        os.replace(temp, path)
 
 
 def write_atomic(
@@ -196,26 +215,15 @@ def write_atomic(
     temp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:12]}"
     try:
         write(temp)
-        if os.path.lexists(path) and overwrite:
-            check_ours(path, kind)  # again: it may have changed while we computed
-            if temp.is_dir() or path.is_dir():
-                # A non-empty directory cannot be replaced in one step: move the old one
-                # aside, move the new one in, then delete the old one.
-                old = path.parent / f".{path.name}.old-{uuid.uuid4().hex[:12]}"
-                os.rename(path, old)
-                try:
-                    _move_noreplace(temp, path)
-                except BaseException:
-                    os.rename(old, path)
-                    raise
-                _remove(old)
-            else:
-                os.replace(temp, path)
+        if overwrite and os.path.lexists(path):
+            _replace(temp, path, kind)
         else:
             try:
                 _move_noreplace(temp, path)
             except FileExistsError:
-                raise FileExistsError(f"{path}: exists; pass {flag} to replace it") from None
+                if not overwrite:
+                    raise FileExistsError(f"{path}: exists; pass {flag} to replace it") from None
+                _replace(temp, path, kind)  # appeared while we computed
     finally:
         if os.path.lexists(temp):
             _remove(temp)

@@ -123,11 +123,12 @@ def cmd_compute(args) -> int:
     labels = args.label or [Path(f).stem for f in args.files]
     if len(labels) != len(args.files):
         raise InputError(f"--label given {len(labels)} time(s) for {len(args.files)} file(s)")
-    for label in labels:
-        try:
+    try:
+        check_text(args.representation, "--representation")
+        for label in labels:
             check_text(label, "set label")
-        except ValueError as exc:
-            raise InputError(f"{exc} (use --label)") from None
+    except ValueError as exc:  # storable text, so the run cannot fail at the very end
+        raise InputError(f"{exc} (use --label or --representation)") from None
     if len(set(labels)) != len(labels):
         raise InputError(f"set labels must differ; got {labels} (use --label)")
     sets = {}
