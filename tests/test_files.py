@@ -293,3 +293,16 @@ def test_crafted_trees_with_bad_labels_are_refused(folder, condition):
     one_line_error(cli("summary", "nul.zarr", cwd=folder), "nul.zarr", "NUL character")
     with pytest.raises(ValueError, match=r"dup\.nc: .* 'a' appears twice"):
         dp.open_profiles(folder / "dup.nc")
+
+
+def test_export_html_overwrites_only_its_own_pages(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    from diversity_profiles import sharing
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Hello")])
+    page = sharing.export_html(nb, tmp_path / "page.html").read_text()
+    assert '<meta name="generator" content="diversity-profiles' in page.split("</head>")[0]
+    (tmp_path / "notes.html").write_text("<html>my notes</html>")
+    with pytest.raises(ValueError, match="not an HTML page written by diversity-profiles"):
+        sharing.export_html(nb, tmp_path / "notes.html", overwrite=True)
+    assert (tmp_path / "notes.html").read_text() == "<html>my notes</html>"
