@@ -9,10 +9,10 @@ The explorer runs from the same in-page model as the JupyterLab extension
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 from ._io import GENERATOR_META, check_output, write_atomic
+from .escaping import script_json
 from .explorer import _BUNDLE, standalone_payload
 
 _PAGE = """<!doctype html>
@@ -47,11 +47,6 @@ window.__dpReady = true;
 """
 
 
-def _script_literal(value) -> str:
-    """JSON for a <script> block: '</' cannot end the block early."""
-    return json.dumps(value).replace("</", "<\\/")
-
-
 def report(
     tree, path, *, condition: str | None = None, overwrite: bool = False, title: str | None = None
 ) -> Path:
@@ -81,6 +76,7 @@ def report(
     import vl_convert
 
     from .accessor import conditions_of
+    from .summary import summary
 
     path = check_output(path, kind="html", overwrite=overwrite)
     paths = conditions_of(tree)
@@ -118,10 +114,12 @@ def report(
         generator=GENERATOR_META,
         title=html.escape(title or f"Diversity profiles — {condition}"),
         condition_rows=condition_rows,
-        summary=html.escape(tree.dp.summary()),
+        # Plain text (not Markdown-escaped): the <pre> shows it HTML-escaped, as written.
+        summary=html.escape(summary(tree.dp.compare(), markdown=False)),
         svg=vl_convert.vegalite_to_svg(tree.dp.plot(condition).to_dict()),
-        bundle=_script_literal(_BUNDLE.read_text()),
-        payload=_script_literal(standalone_payload(tree, [condition])),
+        # Neither '</script>' nor '<!--<script>' in a label can end or derail the script.
+        bundle=script_json(_BUNDLE.read_text()),
+        payload=script_json(standalone_payload(tree, [condition])),
     )
     return write_atomic(
         path, lambda p: p.write_text(page, encoding="utf-8"), kind="html", overwrite=overwrite

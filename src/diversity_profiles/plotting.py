@@ -2,14 +2,25 @@
 
 Builders return charts and never display them, so users can restyle, compose
 and save them (``chart.save("profiles.svg")`` renders offline with vl-convert).
+Labels are drawn cut to :data:`LABEL_WIDTH` characters (the data and the
+tooltips keep them whole), and ``save("x.html")`` / ``to_html()`` embed the spec
+so that no label can end its ``<script>``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import altair as alt
 import numpy as np
 
 from .accessor import band_of
+from .escaping import ScriptSafeEncoder, display_labels
 from .families import FAMILIES
+
+#: Characters of a set label drawn in legends and axes: renderers measure every
+#: character, and a 30,000-character label would take tens of seconds to draw.
+LABEL_WIDTH = 60
 
 #: Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
@@ -17,9 +28,29 @@ OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "
 _AXIS_TITLE = {"q": "order q", "t": "scale t", "tau": "threshold τ", "s": "exponent s"}
 
 
-def _palette(labels: list[str]) -> dict:
-    import altair as alt
+def _script_safe_json(kwargs: dict[str, Any]) -> dict[str, Any]:
+    json_kwds = dict(kwargs.get("json_kwds") or {})
+    json_kwds.setdefault("cls", ScriptSafeEncoder)
+    return {**kwargs, "json_kwds": json_kwds}
 
+
+class ProfileCharts(alt.ConcatChart):
+    """The charts of :func:`plot_profiles`: an ``alt.ConcatChart`` whose HTML is safe.
+
+    Altair writes the spec into its page's ``<script>`` with plain ``json.dumps``,
+    so a label ``</script><script>…`` would run; ``save("x.html")`` and
+    ``to_html()`` hand Altair an encoder that writes ``<``, ``>`` and ``&`` as
+    ``\\u`` escapes, which are the same strings to the chart.
+    """
+
+    def to_html(self, *args: Any, **kwargs: Any) -> str:
+        return super().to_html(*args, **_script_safe_json(kwargs))
+
+    def save(self, fp, *args: Any, **kwargs: Any) -> None:
+        super().save(fp, *args, **_script_safe_json(kwargs))
+
+
+def _palette(labels: list[str]) -> dict:
     colours = OKABE_ITO if len(labels) <= len(OKABE_ITO) else None
     scale = (
         alt.Scale(domain=labels, range=colours)
@@ -29,8 +60,8 @@ def _palette(labels: list[str]) -> dict:
     return {"scale": scale, "legend": alt.Legend(title="set")}
 
 
-def _curve_frame(ds, family: str):
-    """Tidy rows of one family: set, x, value, and the band (ci or certified bounds)."""
+def _curve_frame(ds, family: str, shown: dict[str, str]):
+    """Tidy rows of one family: set, its drawn name, x, value, and the band."""
     import pandas as pd
 
     fam = FAMILIES[family]
@@ -40,7 +71,12 @@ def _curve_frame(ds, family: str):
     band_lower, band_upper = band_of(ds, family)
     for k, label in enumerate(ds["set"].values):
         frame = pd.DataFrame(
-            {"set": str(label), "x": grid[keep], "value": ds[family].values[k][keep]}
+            {
+                "set": str(label),
+                "shown": shown[str(label)],
+                "x": grid[keep],
+                "value": ds[family].values[k][keep],
+            }
         )
         if band_lower is not None and band_upper is not None:
             frame["lower"] = band_lower.values[k][keep]
@@ -62,18 +98,16 @@ def _crossing_frame(comparison, family: str):
     return pd.DataFrame(rows, columns=["x", "pair"])
 
 
-def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str):
-    import altair as alt
-
+def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str, shown: dict):
     fam = FAMILIES[family]
-    data, hidden = _curve_frame(ds, family)
+    data, hidden = _curve_frame(ds, family, shown)
     axis_title = _AXIS_TITLE.get(fam.parameter, fam.parameter)
     scale = alt.Scale(type="log") if fam.axis == "log" else alt.Scale(zero=False)
     x = alt.X("x:Q", title=axis_title + (" (log)" if fam.axis == "log" else ""), scale=scale)
     base = alt.Chart(data)
     layers = []
     if "lower" in data:
-        band_colour = alt.Color("set:N", scale=colour["scale"], legend=None)
+        band_colour = alt.Color("shown:N", scale=colour["scale"], legend=None)
         layers.append(
             base.mark_area(opacity=0.18).encode(x=x, y="lower:Q", y2="upper:Q", color=band_colour)
         )
@@ -81,7 +115,7 @@ def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str):
         base.mark_line(interpolate="step-after" if fam.step else "linear").encode(
             x=x,
             y=alt.Y("value:Q", title=fam.long_name),
-            color=alt.Color("set:N", **colour),
+            color=alt.Color("shown:N", **colour),
             tooltip=["set:N", alt.Tooltip("x:Q", title=fam.parameter), "value:Q"],
         )
     )
@@ -103,13 +137,14 @@ def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str):
     )
 
 
-def _scalefree_chart(ds, family: str, colour: dict, title_suffix: str):
-    import altair as alt
+def _scalefree_chart(ds, family: str, colour: dict, title_suffix: str, shown: dict):
     import pandas as pd
 
+    labels = [str(s) for s in ds["set"].values]
     data = pd.DataFrame(
         {
-            "set": [str(s) for s in ds["set"].values],
+            "set": labels,
+            "shown": [shown[s] for s in labels],
             "value": np.asarray(ds[family].values, dtype=float),
         }
     )
@@ -117,9 +152,9 @@ def _scalefree_chart(ds, family: str, colour: dict, title_suffix: str):
         alt.Chart(data)
         .mark_bar()
         .encode(
-            y=alt.Y("set:N", title=None, sort=None),
+            y=alt.Y("shown:N", title=None, sort=None),
             x=alt.X("value:Q", title=FAMILIES[family].long_name),
-            color=alt.Color("set:N", **colour),
+            color=alt.Color("shown:N", **colour),
             tooltip=["set:N", "value:Q"],
         )
         .properties(
@@ -144,9 +179,11 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
 
     Returns
     -------
-    altair.ConcatChart
-        Curves with their bands (bootstrap bands, or Circles' certified bounds),
+    ProfileCharts
+        An ``altair.ConcatChart`` whose ``save("x.html")`` no label can break out of:
+        curves with their bands (bootstrap bands, or Circles' certified bounds),
         titled with the family and the condition; scale-free families as bars.
+        Labels longer than :data:`LABEL_WIDTH` are drawn cut, whole in the tooltips.
 
     Examples
     --------
@@ -159,15 +196,14 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
     ['number of circles', 'richness (distinct items)']
     >>> chart.save("profiles.svg")  # doctest: +SKIP
     """
-    import altair as alt
-
     from .accessor import conditions_of
     from .compare import compare
 
     path = condition or conditions_of(tree)[0]
     ds = tree[path].to_dataset()
     labels = [str(s) for s in ds["set"].values]
-    colour = _palette(labels)
+    shown = dict(zip(labels, display_labels(labels, LABEL_WIDTH), strict=True))
+    colour = _palette(list(shown.values()))
     comparison = compare(tree)[path].to_dataset() if crossings and len(labels) > 1 else None
     suffix = f"{ds.attrs.get('representation')} / {ds.attrs.get('distance')}"
     charts = []
@@ -175,9 +211,9 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
         if name not in ds.data_vars:
             continue
         if fam.parameter is None:
-            charts.append(_scalefree_chart(ds, name, colour, suffix))
+            charts.append(_scalefree_chart(ds, name, colour, suffix, shown))
         else:
-            charts.append(_family_chart(ds, comparison, name, colour, suffix))
-    return alt.concat(*charts, columns=2).properties(
+            charts.append(_family_chart(ds, comparison, name, colour, suffix, shown))
+    return ProfileCharts(concat=charts, columns=2).properties(
         title=alt.TitleParams(f"Diversity profiles — {path}", anchor="start")
     )

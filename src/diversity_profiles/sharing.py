@@ -13,6 +13,8 @@ from pathlib import Path
 
 import anywidget
 
+from .escaping import script_safe
+
 _SHARE = Path(__file__).parent / "static" / "share"
 _STATE_KEY = "application/vnd.jupyter.widget-state+json"
 
@@ -69,6 +71,9 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
         require_js_url="require.js",
         widget_renderer_url="embed-amd.js",
         mathjax_url="mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
+        # nbconvert's own filter only escapes '/', so a label '<!--<script>' in the
+        # widget state would leave its <script> element open and break the page.
+        filters={"escape_html_script": script_safe},
     )
     body, _ = exporter.from_notebook_node(nb)
     body = re.sub(r"<head>", "<head>\n" + GENERATOR_META, body, count=1, flags=re.IGNORECASE)
