@@ -5,7 +5,8 @@ stored), exported with nbconvert so that require.js, the widget manager and
 anywidget are served from local files next to the HTML, and opened in Debian's
 Chromium with every outside request blocked. The curves must be drawn from the
 saved state alone (no kernel), a slider must change a verdict, and a hostile set
-label must show as text.
+label must show as text: '<!--<script>' in the widget-state JSON once left its
+<script> element open, so the explorer never mounted.
 """
 
 import nbformat
@@ -17,9 +18,11 @@ from diversity_profiles import sharing
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve
 from .conftest import XSS
 
+HOSTILE = "<!--<script>" + XSS
+
 SOURCE = f"""\
 import diversity_profiles as dp
-tree = dp.profiles({{"A": [[1.0], [2.0], [3.0]], {XSS!r}: [[0.0], [4.0]]}},
+tree = dp.profiles({{"A": [[1.0], [2.0], [3.0]], {HOSTILE!r}: [[0.0], [4.0]]}},
                    representation="line", distance="euclidean", n_points=20)
 tree.dp.explore()
 """
@@ -70,6 +73,9 @@ def test_exported_html_renders_offline_and_a_slider_changes_a_verdict(exported):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         page = browser.new_page()
         blocked = block_outside(page, url)
+        dialogs, errors = [], []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"{url}/notebook.html")
         page.wait_for_selector("section[data-family=magnitude] svg .mark-line path", timeout=60_000)
         cell = "section[data-family=magnitude] table tr:nth-child(2) td:nth-child(3)"
@@ -78,9 +84,12 @@ def test_exported_html_renders_offline_and_a_slider_changes_a_verdict(exported):
         lower.focus()
         page.keyboard.press("End")  # the domain shrinks to the largest scale: A is ahead there
         assert page.get_attribute(cell, "data-verdict") == "dominates"
-        assert page.get_by_text(XSS).count() > 0 and page.locator(".dp-explorer img").count() == 0
+        assert (
+            page.get_by_text(HOSTILE).count() > 0 and page.locator(".dp-explorer img").count() == 0
+        )
         # LaTeX in Markdown is typeset by the MathJax copied beside the page.
         page.wait_for_selector(".MathJax_CHTML", timeout=30_000)
         assert page.locator(".MathJax_CHTML").count() >= 2
         assert blocked == []  # nothing outside the folder was even asked for
+        assert dialogs == [] and errors == []
         browser.close()
