@@ -55,6 +55,7 @@ NASTY = [
     TICKS,
     "`",
     "``a``",
+    " spaced ",
 ]
 
 RENDERERS = {

@@ -42,21 +42,26 @@ def markdown_text(value: object) -> str:
 def markdown_code(value: object) -> str:
     """``value`` as a Markdown code span that no backtick in it can close early.
 
-    The fence is one backtick longer than the longest run inside, and the content is
-    padded with one space each side, which CommonMark strips again. Line breaks
-    become spaces (a code span is one line).
+    The fence is one backtick longer than the longest run inside. Content that
+    starts or ends with a backtick, or starts and ends with a space, is padded with
+    one space each side, which CommonMark strips again. Line breaks become spaces
+    (a code span is one line).
 
     Examples
     --------
     >>> markdown_code("clip")
-    '` clip `'
+    '`clip`'
     >>> markdown_code("a`b``c")
-    '``` a`b``c ```'
+    '```a`b``c```'
+    >>> markdown_code("`x")
+    '`` `x ``'
     """
     text = re.sub(r"\r\n|\r|\n", " ", str(value))
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
-    return f"{fence} {text} {fence}"
+    pad = text.startswith("`") or text.endswith("`") or text[:1] == text[-1:] == " "
+    space = " " if pad and text.strip(" ") else ""
+    return f"{fence}{space}{text}{space}{fence}"
 
 
 def script_safe(json_text: str) -> str:
