@@ -7,6 +7,7 @@ Chromium, where a label that escaped would raise a dialog or stop the page.
 """
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -172,6 +173,15 @@ def test_every_markdown_producer_writes_labels_as_text(hostile, tmp_path):
                 assert label in parsed.text, (where, name, label)
             codes = _Parsed(render(text.split("\n")[2])).text
             assert f"representation {TICKS}, distance euclidean," in codes, (where, name)
+
+
+def test_chart_html_keeps_every_label_inside_its_script_even_after_restyling(hostile):
+    chart = hostile.dp.plot().properties(title="restyled").configure_axis(grid=False)
+    for page in (chart.to_html(), chart.to_html(inline=True)):
+        assert CLOSE not in page and COMMENT not in page and XSS not in page
+        # ... and the spec there still holds them whole, as JSON escapes.
+        spec = json.loads(re.search(r"(?:var|const) spec = (\{.*?\});\n", page).group(1))
+        assert all(label in json.dumps(spec, ensure_ascii=False) for label in (COMMENT, CLOSE, XSS))
 
 
 def test_a_30000_character_label_is_drawn_cut_and_kept_whole_in_the_data(tmp_path):

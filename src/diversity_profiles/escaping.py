@@ -108,6 +108,18 @@ class ScriptSafeEncoder(json.JSONEncoder):
             yield script_safe(chunk)
 
 
+def shorten(text: object, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis, for drawing.
+
+    Examples
+    --------
+    >>> shorten("abcdef", 4), shorten("abc", 4)
+    ('abc…', 'abc')
+    """
+    text = str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def display_labels(labels: list[str], width: int = 60) -> list[str]:
     """Labels shortened to ``width`` characters for drawing, still distinct.
 
@@ -126,7 +138,7 @@ def display_labels(labels: list[str], width: int = 60) -> list[str]:
     for i, label in enumerate(shown):
         if len(label) <= width:
             continue
-        name, k = label[: width - 1] + "…", 1
+        name, k = shorten(label, width), 1
         while name in taken:
             k += 1
             suffix = f"… #{k}"

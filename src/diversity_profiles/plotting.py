@@ -15,7 +15,7 @@ import altair as alt
 import numpy as np
 
 from .accessor import band_of
-from .escaping import ScriptSafeEncoder, display_labels
+from .escaping import ScriptSafeEncoder, display_labels, shorten
 from .families import FAMILIES
 
 #: Characters of a set label drawn in legends and axes: renderers measure every
@@ -205,7 +205,8 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
     shown = dict(zip(labels, display_labels(labels, LABEL_WIDTH), strict=True))
     colour = _palette(list(shown.values()))
     comparison = compare(tree)[path].to_dataset() if crossings and len(labels) > 1 else None
-    suffix = f"{ds.attrs.get('representation')} / {ds.attrs.get('distance')}"
+    # Names from a file can be any length too: drawn cut, like labels.
+    suffix = shorten(f"{ds.attrs.get('representation')} / {ds.attrs.get('distance')}", 120)
     charts = []
     for name, fam in FAMILIES.items():
         if name not in ds.data_vars:
@@ -215,5 +216,5 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
         else:
             charts.append(_family_chart(ds, comparison, name, colour, suffix, shown))
     return ProfileCharts(concat=charts, columns=2).properties(
-        title=alt.TitleParams(f"Diversity profiles — {path}", anchor="start")
+        title=alt.TitleParams(f"Diversity profiles — {shorten(path, 120)}", anchor="start")
     )
