@@ -190,6 +190,17 @@ def test_chart_html_keeps_every_label_inside_its_script_even_after_restyling(hos
         assert all(label in json.dumps(spec, ensure_ascii=False) for label in (COMMENT, CLOSE, XSS))
 
 
+@pytest.mark.parametrize("renderer", ["default", "html"])
+def test_notebook_display_keeps_labels_inside_the_script(hostile, renderer):
+    import altair as alt
+
+    chart = hostile.dp.plot()
+    with alt.renderers.enable(renderer):  # Altair 6's default renderer is HTML too
+        page = chart._repr_mimebundle_()["text/html"]
+    assert CLOSE not in page and COMMENT not in page and XSS not in page
+    assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in page
+
+
 def test_a_30000_character_label_is_drawn_cut_and_kept_whole_in_the_data(tmp_path):
     label = "y" * 30_000
     tree = dp.profiles(

@@ -49,6 +49,17 @@ class ProfileCharts(alt.ConcatChart):
     def save(self, fp, *args: Any, **kwargs: Any) -> None:
         super().save(fp, *args, **_script_safe_json(kwargs))
 
+    def _repr_mimebundle_(self, *args: Any, **kwargs: Any):
+        """Altair's HTML renderers (its default in Altair 6, "html", Colab) embed the spec
+        in a <script> too: they get the same encoder; other renderers are unchanged."""
+        from altair.utils.display import HTMLRenderer
+
+        renderer = alt.renderers.get()
+        if not isinstance(renderer, HTMLRenderer):
+            return super()._repr_mimebundle_(*args, **kwargs)
+        safe = _script_safe_json({"json_kwds": renderer.kwargs.get("json_kwds")})
+        return renderer(self.to_dict(context={"pre_transform": False}), **safe)
+
 
 def _palette(labels: list[str]) -> dict:
     colours = OKABE_ITO if len(labels) <= len(OKABE_ITO) else None
