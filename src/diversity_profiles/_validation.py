@@ -21,11 +21,51 @@ def _first_bad_index(mask: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(mask)[0])
 
 
+def _densify(x, name: str, func: str):
+    """A scipy.sparse matrix as a dense array, if the dense copy fits in memory."""
+    shape = tuple(int(k) for k in x.shape)
+    need = float(np.prod(shape)) * 8
+    have = available_memory_bytes()
+    if need > 0.5 * have:
+        raise MemoryError(
+            f"The {name!r} argument of {func} is a sparse {shape[0]} × {shape[1]} matrix; its "
+            f"dense float64 copy needs {_human_bytes(need)} but only {_human_bytes(have)} is "
+            f"available. Reduce the dimension first (e.g. TruncatedSVD) or pass fewer samples."
+        )
+    return x.toarray()
+
+
 def as_finite_array(x, name: str, func: str, *, ndim: int | None = None) -> np.ndarray:
-    """Return ``x`` as a float64 array, rejecting NaN/inf, strings and wrong ranks."""
+    """Return ``x`` as a float64 array, rejecting NaN/inf, strings, complex and wrong ranks.
+
+    Booleans become 0/1; a scipy.sparse matrix is densified when the copy fits in memory.
+    """
+    if type(x).__module__.startswith("scipy.sparse"):
+        x = _densify(x, name, func)
+    raw = x if isinstance(x, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(x)
+        except (TypeError, ValueError) as exc:  # ragged nested lists
+            raise TypeError(
+                f"The {name!r} argument of {func} must be numeric (an array of numbers). "
+                f"Got {type(x).__name__} that cannot be converted: {exc}"
+            ) from None
+    if raw.dtype.kind in "cUSMmV" or (
+        raw.dtype.kind == "O" and any(isinstance(v, (complex, str, bytes)) for v in raw.flat)
+    ):
+        what = "complex numbers" if raw.dtype.kind == "c" else f"dtype {raw.dtype}"
+        if raw.dtype.kind == "O":
+            what = "complex numbers or strings"
+        raise TypeError(
+            f"The {name!r} argument of {func} must hold real numbers. Got {what}. Pass "
+            f"np.real(x) or np.abs(x) explicitly if that is what is meant, or convert strings "
+            f"with a featuriser."
+        )
     try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+        with np.errstate(all="ignore"):
+            arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise TypeError(
             f"The {name!r} argument of {func} must be numeric (an array of numbers). "
             f"Got {type(x).__name__} that cannot be converted: {exc}"
@@ -255,3 +295,58 @@ def check_sets(sets, func: str, holds: str, example: str):
             f"e.g. {example}. Got an empty dict."
         )
     return sets
+
+
+def check_real(
+    value,
+    name: str,
+    func: str,
+    *,
+    low: float = -np.inf,
+    high: float = np.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """One real number (not a bool, string or array) in the stated interval."""
+    ok_type = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    x = float(value) if ok_type else np.nan
+    inside = (
+        ok_type
+        and not np.isnan(x)
+        and (x > low if low_open else x >= low)
+        and (x < high if high_open else x <= high)
+    )
+    if not inside:
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise (ValueError if ok_type else TypeError)(
+            f"The {name!r} argument of {func} must be a number in {interval}. Got {value!r} "
+            f"instead."
+        )
+    return x
+
+
+def check_seed(value, func: str, name: str = "seed") -> int:
+    """A seed for numpy's generators: a non-negative int (not a bool or a float)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"The {name!r} argument of {func} must be a non-negative int, e.g. 0. Got "
+            f"{value!r} instead."
+        )
+    if value < 0:
+        raise ValueError(
+            f"The {name!r} argument of {func} must be a non-negative int, e.g. 0. Got "
+            f"{value!r} instead."
+        )
+    return int(value)
+
+
+def estimate_seconds(seconds: float, name: str, func: str, *, budget: float | None) -> None:
+    """Refuse work estimated to take longer than ``budget`` seconds (None: no limit)."""
+    if budget is not None and seconds > budget:
+        raise ValueError(
+            f"{func} would take about {seconds:.0f} s (estimated from one timed run), more "
+            f"than the time budget of {budget:g} s. Lower {name!r}, or pass "
+            f"max_seconds=None (or a larger budget) to run it anyway."
+        )

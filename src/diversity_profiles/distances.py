@@ -23,8 +23,36 @@ DISTANCES = (*EMBEDDING_DISTANCES, "precomputed")
 _CLOSE = 1e-4
 
 
+#: Embeddings whose largest coordinate lies outside [2**-400, 2**400] are rescaled before
+#: any square is formed: beyond it |x|^2 over- or underflows float64 for realistic d.
+_SAFE_EXPONENT = 400
+
+
+def _pow2_scale(m: np.ndarray | float) -> np.ndarray:
+    """A power of two within a factor 2 of ``m`` (1 where m is 0): dividing by it is exact."""
+    m = np.asarray(m, dtype=np.float64)
+    _, e = np.frexp(np.where(m > 0, m, 1.0))
+    return np.ldexp(1.0, e - 1)
+
+
+def row_norms(X: np.ndarray) -> np.ndarray:
+    """Euclidean row norms that neither overflow nor underflow in the squares.
+
+    Each row is divided by a power of two near its largest entry first (exact), so
+    rows with entries near 1e160 or 1e-170 get their norm to full precision.
+
+    Examples
+    --------
+    >>> row_norms(np.array([[3e200, 4e200], [3e-200, 4e-200], [0.0, 0.0]])).tolist()
+    [5e+200, 5e-200, 0.0]
+    """
+    scale = _pow2_scale(np.max(np.abs(X), axis=1))
+    Y = X / scale[:, None]
+    return scale * np.sqrt(np.einsum("ij,ij->i", Y, Y))
+
+
 def _unit_rows(X: np.ndarray, func: str, name: str) -> np.ndarray:
-    norms = np.linalg.norm(X, axis=1)
+    norms = row_norms(X)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
         raise ValueError(
@@ -92,14 +120,42 @@ def _refine_close_pairs(
     for start in range(0, rows.size, 65536):
         r, c = rows[start : start + 65536], cols[start : start + 65536]
         diff = A[r].astype(np.float64) - B[c].astype(np.float64)
-        sq = np.einsum("ij,ij->i", diff, diff)
-        D[r, c] = sq / 2.0 if distance == "cosine" else np.sqrt(sq)
+        if distance == "cosine":  # |u - v|^2 / 2 for unit rows
+            D[r, c] = np.einsum("ij,ij->i", diff, diff) / 2.0
+        else:  # scaled: a difference of 1e-170 must not square to 0
+            D[r, c] = row_norms(diff)
+
+
+def _distances(A: np.ndarray, B: np.ndarray, distance: str) -> np.ndarray:
+    """Refined distances between the rows of A and B.
+
+    Euclidean inputs with entries beyond 2**±400 are computed on a copy divided by
+    a power of two (exact) and scaled back, so squares neither overflow nor
+    underflow; a distance beyond the float64 range is refused.
+    """
+    scale = 1.0
+    if distance == "euclidean" and A.size and B.size:
+        top = max(float(np.max(np.abs(A))), float(np.max(np.abs(B))))
+        if top > 0 and not 2.0**-_SAFE_EXPONENT <= top <= 2.0**_SAFE_EXPONENT:
+            scale = float(_pow2_scale(top))
+            A, B = A / scale, B / scale
+    D, close = _block(A, B, distance)
+    _refine_close_pairs(D, A, B, distance, close)
+    if scale != 1.0:
+        with np.errstate(over="ignore"):
+            D *= scale
+        if not np.isfinite(D).all():
+            raise ValueError(
+                "The Euclidean distances of these embeddings exceed the float64 range "
+                f"(coordinates up to {top:.3g}). Divide the embeddings by a constant first; "
+                "scale-free families (Vendi with cosine, richness) do not change."
+            )
+    return D
 
 
 def distance_matrix(X: np.ndarray, distance: str) -> np.ndarray:
     """Full n × n distances of prepared embeddings (symmetric, exact zero diagonal)."""
-    D, close = _block(X, X, distance)
-    _refine_close_pairs(D, X, X, distance, close)
+    D = _distances(X, X, distance)
     D = (D + D.T) / 2  # GEMM round-off can differ between (i, j) and (j, i)
     np.fill_diagonal(D, 0.0)
     return D
@@ -147,8 +203,7 @@ def iter_distance_blocks(X: np.ndarray, distance: str, block: int = 2048) -> Ite
         A = X[i : i + block]
         for j in range(i, n, block):
             B = X[j : j + block]
-            D, close = _block(A, B, distance)
-            _refine_close_pairs(D, A, B, distance, close)
+            D = _distances(A, B, distance)
             if i == j:
                 yield D[np.triu_indices(D.shape[0], k=1)]
             else:
@@ -164,4 +219,6 @@ def median_bandwidth(distance_matrices: list[np.ndarray]) -> float:
 
 def gaussian_kernel(D: np.ndarray, bandwidth: float) -> np.ndarray:
     """``exp(-D^2 / (2 h^2))``: positive semidefinite whenever D is Euclidean."""
-    return np.exp(-(D**2) / (2.0 * bandwidth**2))
+    # (D / h)^2, not D^2 / h^2: distances near 1e-170 or 1e170 must not under/overflow.
+    scaled = D / bandwidth
+    return np.exp(-0.5 * scaled * scaled)

@@ -25,16 +25,35 @@ def _warn_coincident(n_zero_pairs: float, func: str) -> None:
     )
 
 
+def _check_representable(out: np.ndarray, ss: np.ndarray, where: str) -> np.ndarray:
+    """Refuse energies that over- or underflow float64 instead of returning -inf or -0.
+
+    ``E(c D, s) = c^-s E(D, s)``: distances near 1e-170 give energies beyond 1e308 once
+    s > 1.8; the true value exists but float64 cannot hold it.
+    """
+    bad = ~np.isfinite(out) | (np.abs(out) < np.finfo(np.float64).tiny)
+    if bad.any():
+        s = float(ss[bad][0])
+        what = "overflows" if not np.isfinite(out[bad][0]) else "underflows"
+        raise ValueError(
+            f"{where}: the energy at s = {s:g} {what} float64 (|E| = mean d^-s is outside "
+            f"[1e-308, 1e308] for these distances). Rescale the distances to order 1 (the energy "
+            f"scales as E(c·D, s) = c^-s E(D, s)), or use smaller exponents s."
+        )
+    return out
+
+
 def _energy_exact(D: np.ndarray, ss: np.ndarray) -> np.ndarray:
     """Exact energies from a validated distance matrix (one pass per exponent)."""
     n = D.shape[0]
     iu = np.triu_indices(n, k=1)
     log_d = np.log(D[iu])
     out = np.empty(ss.size)
-    for k, s in enumerate(ss):
-        top = -s * log_d.min()  # factor out the largest term: large s must not overflow
-        out[k] = -np.exp(top) * np.mean(np.exp(-s * log_d - top))
-    return out
+    with np.errstate(over="ignore", under="ignore"):
+        for k, s in enumerate(ss):
+            top = -s * log_d.min()  # factor out the largest term: large s must not overflow
+            out[k] = -np.exp(top) * np.mean(np.exp(-s * log_d - top))
+    return _check_representable(out, ss, "energy")
 
 
 def energy(D: ArrayLike, s: ArrayLike):
@@ -88,7 +107,9 @@ def _energy_from_histogram(
     if hist.n_zero:
         _warn_coincident(hist.n_zero, where)
         return np.full(ss.size, -np.inf)
-    return -hist.mean_power(ss)
+    with np.errstate(over="ignore", under="ignore"):
+        out = -hist.mean_power(ss)
+    return _check_representable(out, ss, where)
 
 
 def _energy_scale_range(hists: list[LogDistanceHistogram]) -> tuple[float, float]:

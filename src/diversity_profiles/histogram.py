@@ -15,7 +15,9 @@ import numpy as np
 #: High-dimensional distances concentrate, so the energy domain reaches s ≈ 100 there; at
 #: 256 bins per octave the error reached 2e-6 at such s, at 1024 it is below 1e-8.
 BINS_PER_OCTAVE = 1024
-#: Covered distances: 2**-64 .. 2**64 relative to 1; smaller positive ones go to the first bin.
+#: Covered distances: 2**-64 .. 2**64 relative to the anchor, a power of two near the largest
+#: distance of the first block added (so 1e-170 and 1e170 are covered like 1). Distances
+#: outside are clipped to the end bins and counted; the energy refuses such a histogram.
 _OCTAVES = 64
 
 
@@ -46,6 +48,10 @@ class LogDistanceHistogram:
         self.n_pairs = 0.0
         self.n_zero = 0.0
         self.sum_d = 0.0
+        #: log of the anchor (a power of two), fixed by the first positive distance added.
+        self.anchor: float | None = None
+        #: Positive pairs outside the covered range (clipped to the end bins).
+        self.n_clipped = 0.0
 
     @staticmethod
     def _scale() -> float:
@@ -73,10 +79,16 @@ class LogDistanceHistogram:
         if positive.size == 0:
             return
         size = self.counts.size
+        if self.anchor is None:
+            self.anchor = float(np.frexp(positive.max())[1]) * np.log(2.0)
         # position = log(d) * bins-per-unit + offset, computed in place: this runs on every pair.
         position = np.log(positive)
+        position -= self.anchor
         position *= self._scale()
         position += _OCTAVES * BINS_PER_OCTAVE
+        outside = (position < 0.0) | (position > size - 1e-9)
+        if outside.any():
+            self.n_clipped += float(outside.sum() if w is None else w[outside].sum())
         np.clip(position, 0.0, size - 1e-9, out=position)
         index = position.astype(np.intp)
         u = position
@@ -100,7 +112,7 @@ class LogDistanceHistogram:
         c = self.counts[occ]
         mean_u = self.sum_u[occ] / c
         var_u = np.maximum(self.sum_u2[occ] / c - mean_u**2, 0.0)
-        lower_edge = (occ - _OCTAVES * BINS_PER_OCTAVE) / self._scale()
+        lower_edge = (occ - _OCTAVES * BINS_PER_OCTAVE) / self._scale() + (self.anchor or 0.0)
         return c, lower_edge + mean_u, var_u
 
     def mean_power(self, s: np.ndarray | float) -> np.ndarray:
@@ -111,6 +123,13 @@ class LogDistanceHistogram:
         for s up to about 150 (measured: 2e-9 at s = 105 on 768-d Gaussian data).
         """
         s = np.atleast_1d(np.asarray(s, dtype=np.float64))
+        if self.n_clipped:
+            raise ValueError(
+                f"{self.n_clipped:g} pairwise distance(s) of this set lie more than a factor "
+                f"2**{_OCTAVES} away from the largest, beyond what the energy profile resolves. "
+                f"Such pairs are near-duplicates at round-off level: drop the duplicate "
+                f"rows, or leave 'energy' out of families."
+            )
         c, m, v = self._occupied()
         total = c.sum()
         # Factor out the largest term so that large s neither overflows nor underflows.

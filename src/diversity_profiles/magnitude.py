@@ -246,8 +246,23 @@ class _Solver:
         return self.lapack.strtrs(chol, y, lower=1, trans=1)[0].astype(np.float64)
 
 
+def _unit_scale(D: np.ndarray) -> float:
+    """1, or a power of two near max(D) when D lies far outside [2**-400, 2**400].
+
+    Magnitude depends on t·D only; dividing D by a power of two (and multiplying t by
+    it) is exact and keeps t and 1/t representable for distances near 1e-170 or 1e170.
+    """
+    top = float(D.max()) if D.size else 0.0
+    if top == 0.0 or 2.0**-400 <= top <= 2.0**400:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(top)[1] - 1)
+
+
 def _magnitude_values(D: np.ndarray, ts: np.ndarray) -> np.ndarray:
     """Magnitude at each scale in the 1-D positive array ``ts``; D is checked float64."""
+    unit = _unit_scale(D)
+    if unit != 1.0:
+        D, ts = D / unit, np.minimum(np.asarray(ts) * unit, 1e300)
     solve = _Solver(_distinct(D))
     out = np.empty(len(ts))
     for k, t in enumerate(ts):  # a plain loop keeps the warning's stacklevel exact
@@ -344,5 +359,7 @@ def _magnitude_scale_range(
     n = D.shape[0]
     if n == 1:
         return (1.0, 1.0)
+    unit = _unit_scale(D)
+    D = D / unit if unit != 1.0 else D
     solve, bound = _Solver(D), _BoundCurve(D)
-    return (_find_scale(solve, bound, low, n), _find_scale(solve, bound, high, n))
+    return (_find_scale(solve, bound, low, n) / unit, _find_scale(solve, bound, high, n) / unit)

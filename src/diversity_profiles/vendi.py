@@ -166,14 +166,34 @@ def vendi_score(K: ArrayLike, q: ArrayLike = 1.0, *, weights: ArrayLike | None =
     return _finish(out if scalar else out.reshape(np.shape(q)), scalar)
 
 
+#: Largest |x| (as a power of two) whose squares are safe in each working precision; beyond
+#: it, or below its inverse, X is divided by a power of two first (exact; the score of the
+#: cosine kernel and the trace-normalised linear kernel does not change).
+_SAFE_EXPONENT = {np.dtype(np.float32): 20, np.dtype(np.float64): 400}
+
+
+def _global_scale(X: np.ndarray) -> float:
+    with np.errstate(all="ignore"):
+        top = float(np.max(np.abs(X)))
+    limit = _SAFE_EXPONENT[np.dtype(X.dtype)]
+    if not np.isfinite(top) or top == 0.0 or 2.0**-limit <= top <= 2.0**limit:
+        return 1.0
+    return float(np.ldexp(1.0, np.frexp(top)[1] - 1))
+
+
 def _scaled_blocks(X: np.ndarray, root_w: np.ndarray, normalize: bool):
     """Row blocks of X, each row scaled by sqrt(w_i) (and 1/|x_i| when normalising)."""
+    from .distances import row_norms
+
     work_dtype = np.float32 if X.dtype == np.float32 else np.float64
+    unit = _global_scale(X)
     for start in range(0, X.shape[0], _BLOCK_ROWS):
         B = np.asarray(X[start : start + _BLOCK_ROWS], dtype=work_dtype)
+        if unit != 1.0:
+            B = B / work_dtype(unit)
         scale = root_w[start : start + _BLOCK_ROWS]
         if normalize:
-            norms = np.sqrt(np.einsum("ij,ij->i", B, B))
+            norms = row_norms(B.astype(np.float64))  # no float32 overflow in |x|^2
             if not norms.all():
                 row = start + int(np.flatnonzero(norms == 0)[0])
                 raise ValueError(
