@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import verdict as rule
+from ._validation import check_real
 from .families import FAMILIES
 
 FUNC = "compare"
@@ -211,6 +212,13 @@ def compare(
 
     if not isinstance(tree, xr.DataTree):
         raise TypeError(f"{FUNC} takes a DataTree from dp.profiles. Got {type(tree).__name__}.")
+    rtol = check_real(rtol, "rtol", FUNC, low=0.0, high=np.inf, high_open=True)
+    atol = check_real(atol, "atol", FUNC, low=0.0, high=np.inf, high_open=True)
+    if domains is not None and not isinstance(domains, Mapping):
+        raise TypeError(
+            f"The 'domains' argument of {FUNC} must be None or a dict of family -> (low, high). "
+            f"Got {type(domains).__name__}."
+        )
     paths = conditions_of(tree)
     if not paths:
         raise ValueError(f"The tree passed to {FUNC} holds no profiles (no node with a 'set' dim).")

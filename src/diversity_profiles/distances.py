@@ -220,5 +220,6 @@ def median_bandwidth(distance_matrices: list[np.ndarray]) -> float:
 def gaussian_kernel(D: np.ndarray, bandwidth: float) -> np.ndarray:
     """``exp(-D^2 / (2 h^2))``: positive semidefinite whenever D is Euclidean."""
     # (D / h)^2, not D^2 / h^2: distances near 1e-170 or 1e170 must not under/overflow.
-    scaled = D / bandwidth
-    return np.exp(-0.5 * scaled * scaled)
+    with np.errstate(over="ignore"):  # exp(-inf) = 0 is the right similarity there
+        scaled = D / bandwidth
+        return np.exp(-0.5 * scaled * scaled)

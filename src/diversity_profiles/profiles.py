@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import __version__
-from ._validation import check_parameter, one_of
+from ._validation import check_int, check_parameter, check_real, check_seed, one_of
 from .condition import Condition, prepare_sets
 from .families import FAMILIES, Family
 from .representation import Representation
@@ -63,7 +63,14 @@ def _resolve_families(families) -> list[Family]:
         return list(FAMILIES.values())
     if isinstance(families, str):
         families = [families]
-    return [FAMILIES[one_of(f, "families", FUNC, tuple(FAMILIES))] for f in families]
+    listing = ", ".join(repr(f) for f in FAMILIES)
+    if not isinstance(families, (list, tuple)) or not families:
+        raise ValueError(
+            f"The 'families' argument of {FUNC} must be None (all families), one family name or "
+            f"a non-empty list of them ({listing}). Got {families!r}."
+        )
+    names = [one_of(f, "families", FUNC, tuple(FAMILIES)) for f in families]
+    return [FAMILIES[name] for name in dict.fromkeys(names)]  # repeats once, in given order
 
 
 def _user_domain(family: Family, value, n_points: int) -> tuple[np.ndarray, str]:
@@ -91,6 +98,7 @@ class Uncertainty:
     common_n: int | None = None
     n_subsamples: int = 10
     seed: int = 0
+    max_seconds: float | None = 600.0
 
 
 def _grids(cond: Condition, fams: list[Family], domains: Mapping, n_points: int) -> dict:
@@ -123,12 +131,23 @@ def _estimates(cond: Condition, fams: list[Family], grids: dict) -> dict:
 def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) -> dict:
     """Subsample to a common size and/or bootstrap; returns attributes to record."""
     from . import resampling
+    from ._budget import plan_repeats
 
     grid_only = {name: g for name, (g, _) in grids.items()}
+    # float64 values per replicate and set (all grids), held a few times while stacking
+    per_rep = 8 * 3 * len(cond.sets) * sum(max(g.size, 1) for g in grid_only.values())
     notes: dict = {}
     if unc.common_n is not None:
+        show = plan_repeats(
+            lambda: resampling.subsamples(cond, fams, grid_only, unc.common_n, 1, unc.seed),
+            unc.n_subsamples,
+            arg="n_subsamples",
+            func=FUNC,
+            max_seconds=unc.max_seconds,
+            result_bytes=per_rep * unc.n_subsamples,
+        )
         reps = resampling.subsamples(
-            cond, fams, grid_only, unc.common_n, unc.n_subsamples, unc.seed
+            cond, fams, grid_only, unc.common_n, unc.n_subsamples, unc.seed, show
         )
         for var, values in reps.items():
             _, attrs, fam = estimates[var]
@@ -139,7 +158,17 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
             data_vars[f"{var}_sd"] = (dims, spread, {"family": fam.name, "role": "spread"})
         notes.update(common_n=unc.common_n, n_subsamples=unc.n_subsamples)
     if unc.n_boot > 0:
-        reps = resampling.bootstrap(cond, fams, grid_only, unc.n_boot, unc.seed, unc.common_n)
+        show = plan_repeats(
+            lambda: resampling.bootstrap(cond, fams, grid_only, 1, unc.seed, unc.common_n),
+            unc.n_boot,
+            arg="n_boot",
+            func=FUNC,
+            max_seconds=unc.max_seconds,
+            result_bytes=per_rep * unc.n_boot,
+        )
+        reps = resampling.bootstrap(
+            cond, fams, grid_only, unc.n_boot, unc.seed, unc.common_n, show=show
+        )
         for var, values in reps.items():
             est, _, fam = estimates[var]
             lower, upper = resampling.bands(est, values, unc.ci)
@@ -158,27 +187,32 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
     return notes
 
 
-def _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed) -> Uncertainty:
-    if not isinstance(n_boot, (int, np.integer)) or n_boot < 0 or n_boot == 1:
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_uncertainty(
+    prepared, n_boot, ci, common_n, n_subsamples, seed, max_seconds
+) -> Uncertainty:
+    if not _is_int(n_boot) or n_boot < 0 or n_boot == 1:
         raise ValueError(
             f"The 'n_boot' argument of {FUNC} must be 0 or an int >= 2. Got {n_boot!r}."
         )
-    if not 0 < ci < 1:
-        raise ValueError(f"The 'ci' argument of {FUNC} must be in (0, 1), e.g. 0.95. Got {ci!r}.")
+    ci = check_real(ci, "ci", FUNC, low=0.0, high=1.0, low_open=True, high_open=True)
     smallest = min(item.n for item in prepared)
-    if common_n == "min":
+    if isinstance(common_n, str) and common_n == "min":
         common_n = smallest
     if common_n is not None:
-        if not isinstance(common_n, (int, np.integer)) or not 2 <= common_n <= smallest:
+        if not _is_int(common_n) or not 2 <= common_n <= smallest:
             raise ValueError(
                 f"The 'common_n' argument of {FUNC} must be 'min' or an int in [2, {smallest}] "
                 f"(the smallest set's size). Got {common_n!r}."
             )
-        if not isinstance(n_subsamples, (int, np.integer)) or n_subsamples < 1:
+        if not _is_int(n_subsamples) or n_subsamples < 1:
             raise ValueError(
                 f"The 'n_subsamples' argument of {FUNC} must be an int >= 1. Got {n_subsamples!r}."
             )
-    return Uncertainty(int(n_boot), float(ci), common_n, int(n_subsamples), int(seed))
+    return Uncertainty(int(n_boot), float(ci), common_n, int(n_subsamples), int(seed), max_seconds)
 
 
 def _build_dataset(
@@ -234,6 +268,7 @@ def profiles(
     ci: float = 0.95,
     common_n: int | str | None = None,
     n_subsamples: int = 10,
+    max_seconds: float | None = 600.0,
 ):
     """Diversity profiles of several sample sets under one condition.
 
@@ -284,6 +319,11 @@ def profiles(
         set's size) drawn without replacement, with its spread in ``<family>_sd``.
     n_subsamples : int, default 10
         Repeats for ``common_n``.
+    max_seconds : float or None, default 600
+        Time budget for resampling (``n_boot``, ``n_subsamples``). One replicate is
+        timed first; work estimated to exceed the budget is refused with the
+        estimate (raise it, or pass ``None``, to run anyway). Resampling
+        estimated to take more than a few seconds shows a progress bar.
 
     Returns
     -------
@@ -307,21 +347,32 @@ def profiles(
         representation, details = representation.name, representation.attrs()
     representation = _check_name(representation, "representation")
     one_of(circles_method, "circles_method", FUNC, _CIRCLES_METHODS)
-    if not isinstance(n_points, (int, np.integer)) or n_points < 5:
-        raise ValueError(
-            f"The 'n_points' argument of {FUNC} must be an int >= 5. Got {n_points!r}."
-        )
+    n_points = check_int(n_points, "n_points", FUNC, low=5)
     fams = _resolve_families(families)
+    for arg, value in (("domains", domains), ("similarities", similarities)):
+        if value is not None and not isinstance(value, Mapping):
+            raise TypeError(
+                f"The {arg!r} argument of {FUNC} must be None or a dict keyed by "
+                f"{'family' if arg == 'domains' else 'set label'}. Got {type(value).__name__}."
+            )
     domains = dict(domains or {})
     for name in domains:
         one_of(name, "domains key", FUNC, tuple(f.name for f in fams if f.parameter))
     if bandwidth is not None:
-        check_parameter(bandwidth, "bandwidth", FUNC, low=0.0, low_open=True)
+        bandwidth = check_real(
+            bandwidth, "bandwidth", FUNC, low=0.0, high=np.inf, low_open=True, high_open=True
+        )
+    richness_tol = check_real(
+        richness_tol, "richness_tol", FUNC, low=0.0, high=np.inf, high_open=True
+    )
+    seed = check_seed(seed, FUNC)
+    if max_seconds is not None:
+        max_seconds = check_real(max_seconds, "max_seconds", FUNC, low=0.0, low_open=True)
     prepared = prepare_sets(sets, distance, similarities=similarities, richness_tol=richness_tol)
     cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
     if bandwidth is not None:
         cond.bandwidth_method = "given by the user"
-    unc = _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed)
+    unc = _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed, max_seconds)
     ds = _build_dataset(cond, fams, domains, int(n_points), unc)
     ds.attrs.update(details)
     ds.attrs["session_key"] = remember(cond)

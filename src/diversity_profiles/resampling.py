@@ -44,14 +44,26 @@ def _replicates(
     draw: Callable[[np.random.Generator, PreparedSet], PreparedSet],
     repeats: int,
     seed: int,
+    show: bool = False,
 ) -> dict[str, np.ndarray]:
-    """var -> array (set, repeat, *grid) of the families on ``repeats`` draws per set."""
+    """var -> array (set, repeat, *grid) of the families on ``repeats`` draws per set.
+
+    ``show`` draws a progress bar (set by profiles when the work is estimated to be long).
+    """
+    from ._progress import progress
+
     fast = copy.copy(cond)
     fast.circles_method = "greedy"  # thousands of sweeps: the certified lower bound
     per_set = []
     for k, item in enumerate(cond.sets):
         rng = np.random.default_rng([seed, k])
-        runs = [_evaluate_all(fast, draw(rng, item), fams, grids) for _ in range(repeats)]
+        steps = progress(
+            range(repeats),
+            total=repeats,
+            desc=f"resampling set {k + 1}/{len(cond.sets)}",
+            enabled=show,
+        )
+        runs = [_evaluate_all(fast, draw(rng, item), fams, grids) for _ in steps]
         per_set.append({var: np.stack([r[var] for r in runs]) for var in runs[0]})
     return {var: np.stack([s[var] for s in per_set]) for var in per_set[0]} if per_set else {}
 
@@ -63,6 +75,7 @@ def bootstrap(
     n_boot: int,
     seed: int,
     size: int | None = None,
+    show: bool = False,
 ) -> dict[str, np.ndarray]:
     """Bootstrap replicates: ``size`` (default n) draws with replacement per resample."""
 
@@ -75,18 +88,24 @@ def bootstrap(
     if any(f.name == "energy" for f in fams):
         for item in cond.sets:
             item.D  # noqa: B018 - form each distance matrix once; resamples slice it
-    return _replicates(cond, fams, grids, draw, n_boot, seed) if fams else {}
+    return _replicates(cond, fams, grids, draw, n_boot, seed, show) if fams else {}
 
 
 def subsamples(
-    cond: Condition, fams: list[Family], grids: dict, size: int, repeats: int, seed: int
+    cond: Condition,
+    fams: list[Family],
+    grids: dict,
+    size: int,
+    repeats: int,
+    seed: int,
+    show: bool = False,
 ) -> dict[str, np.ndarray]:
     """Replicates on subsets of ``size`` samples drawn without replacement."""
 
     def draw(rng, item):
         return item.subset(np.sort(rng.choice(item.n, size, replace=False)))
 
-    return _replicates(cond, fams, grids, draw, repeats, seed + 7919)
+    return _replicates(cond, fams, grids, draw, repeats, seed + 7919, show)
 
 
 def bands(estimate: np.ndarray, replicates: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_finite_array, check_distance_matrix
+from ._validation import as_finite_array, check_distance_matrix, check_real
 
 
 def average_distance(D: ArrayLike) -> float:
@@ -76,10 +76,7 @@ def richness(X, *, tol: float = 0.0) -> int:
     >>> richness(["CCO", "CCO", "c1ccccc1"])
     2
     """
-    if tol < 0 or not np.isfinite(tol):
-        raise ValueError(
-            f"The 'tol' argument of richness must be a finite float >= 0. Got {tol!r}."
-        )
+    tol = check_real(tol, "tol", "richness", low=0.0, high=np.inf, high_open=True)
     if isinstance(X, (list, tuple)) and X and isinstance(X[0], (str, bytes)):
         return len(set(X))
     arr = np.asarray(X)

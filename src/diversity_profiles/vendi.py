@@ -281,9 +281,10 @@ def vendi_score_dual(
     """
     func = "vendi_score_dual"
     qs, scalar = check_parameter(q, "q", func, low=0.0, allow_inf=True)
-    arr = np.asarray(X)
-    if arr.dtype not in (np.float32, np.float64):
-        arr = as_finite_array(arr, "X", func, ndim=2)
+    if isinstance(X, np.ndarray) and X.dtype in (np.float32, np.float64):
+        arr = X  # checked for NaN/inf only if the product is not finite (saves a pass)
+    else:
+        arr = as_finite_array(X, "X", func, ndim=2)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(
             f"The 'X' argument of {func} must be a 2-D array (n samples × d features) with at "
