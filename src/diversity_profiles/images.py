@@ -122,6 +122,20 @@ def _check_size(size, func: str) -> tuple[int, int]:
     return int(pair[0]), int(pair[1])
 
 
+def _check_output_memory(n: int, size: tuple[int, int], channels: int, func: str) -> None:
+    """Refuse a size whose resized float32 images (kept, then stacked) cannot fit in memory."""
+    from ._validation import _human_bytes, available_memory_bytes
+
+    need = 2.0 * n * size[0] * size[1] * channels * 4
+    have = available_memory_bytes()
+    if need > 0.5 * have:
+        raise MemoryError(
+            f"The 'size' argument of {func} is {size}: {n} image(s) at that size need about "
+            f"{_human_bytes(need)} but only {_human_bytes(have)} is available. Pass a smaller "
+            f"size, e.g. (32, 32)."
+        )
+
+
 def _resize(img: np.ndarray, size: tuple[int, int], resample: str, func: str) -> np.ndarray:
     if img.shape[:2] == size:
         return img
@@ -151,6 +165,7 @@ def _prepare(images, size, grayscale: bool, resample: str, func: str) -> list[np
         )
     if size is not None:
         size = _check_size(size, func)
+        _check_output_memory(len(loaded), size, max(channels, default=1), func)
         loaded = [_resize(im.astype(np.float32), size, resample, func) for im in loaded]
     return loaded
 
