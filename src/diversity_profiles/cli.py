@@ -146,7 +146,7 @@ def cmd_compute(args) -> int:
             n_points=args.n_points,
             n_boot=args.n_boot,
         )
-    except (ValueError, MemoryError) as exc:
+    except (ValueError, TypeError, MemoryError) as exc:  # the library's documented errors
         raise InputError(_first_line(exc)) from None
     if store_kind(out) == "zarr":
         _write(out, lambda p: tree.to_zarr(p, mode="w-"), args.overwrite)

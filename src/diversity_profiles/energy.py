@@ -103,7 +103,12 @@ def energy(D: ArrayLike, s: ArrayLike):
 def _energy_from_histogram(
     hist: LogDistanceHistogram, ss: np.ndarray, where: str = "energy profile"
 ) -> np.ndarray:
-    """Energies for every exponent from a log-distance histogram (no pass over pairs)."""
+    """Energies for every exponent from a log-distance histogram (no pass over pairs).
+
+    NaN when there is no pair (a bootstrap resample that drew one sample only).
+    """
+    if hist.n_pairs == 0:
+        return np.full(ss.size, np.nan)
     if hist.n_zero:
         _warn_coincident(hist.n_zero, where)
         return np.full(ss.size, -np.inf)

@@ -159,5 +159,5 @@ class LogDistanceHistogram:
         return out
 
     def mean_distance(self) -> float:
-        """Exact mean over all added pairs."""
-        return self.sum_d / self.n_pairs
+        """Exact mean over all added pairs (NaN without pairs: a resample of one sample)."""
+        return self.sum_d / self.n_pairs if self.n_pairs else float("nan")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -154,7 +155,8 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
             how = f"mean over {unc.n_subsamples} subsamples of {unc.common_n}"
             estimates[var] = (values.mean(axis=1), {**attrs, "estimate": how}, fam)
             dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
-            spread = values.std(axis=1, ddof=1) if unc.n_subsamples > 1 else values[:, 0] * 0
+            with np.errstate(invalid="ignore"):  # -inf energies (duplicates): the sd is NaN
+                spread = values.std(axis=1, ddof=1) if unc.n_subsamples > 1 else values[:, 0] * 0
             data_vars[f"{var}_sd"] = (dims, spread, {"family": fam.name, "role": "spread"})
         notes.update(common_n=unc.common_n, n_subsamples=unc.n_subsamples)
     if unc.n_boot > 0:
@@ -171,7 +173,9 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
         )
         for var, values in reps.items():
             est, _, fam = estimates[var]
-            lower, upper = resampling.bands(est, values, unc.ci)
+            with warnings.catch_warnings():  # resamples without a pair: NaN bands, no noise
+                warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+                lower, upper = resampling.bands(est, values, unc.ci)
             dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
             role = {"family": fam.name, "ci": unc.ci, "method": "basic bootstrap"}
             data_vars[f"{var}_ci_lower"] = (dims, lower, {**role, "role": "ci_lower"})

@@ -50,6 +50,28 @@ def _group_duplicate_rows(X: np.ndarray, tol: float) -> np.ndarray:
     return connected_components(graph, directed=False)[1]
 
 
+def _count_items(items: list) -> int:
+    """Distinct hashable items (strings, SMILES, ...)."""
+    if not items:
+        raise ValueError("The 'X' argument of richness is empty; give at least one item.")
+    try:
+        return len(set(items))
+    except TypeError:
+        bad = next(type(v).__name__ for v in items if not _hashable(v))
+        raise TypeError(
+            f"The 'X' argument of richness must be an (n, d) numeric array or a sequence of "
+            f"hashable items (strings, SMILES). Got an item of type {bad}."
+        ) from None
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def richness(X, *, tol: float = 0.0) -> int:
     """Number of distinct items in a set.
 
@@ -78,10 +100,13 @@ def richness(X, *, tol: float = 0.0) -> int:
     """
     tol = check_real(tol, "tol", "richness", low=0.0, high=np.inf, high_open=True)
     if isinstance(X, (list, tuple)) and X and isinstance(X[0], (str, bytes)):
-        return len(set(X))
-    arr = np.asarray(X)
-    if arr.dtype.kind in "OUS":
-        return len(set(arr.ravel().tolist()))
+        return _count_items(list(X))
+    try:
+        arr = np.asarray(X)
+    except ValueError:  # ragged: a sequence of items of different lengths
+        return _count_items(list(X))
+    if arr.dtype.kind in "OUS" and arr.ndim == 1:
+        return _count_items(arr.tolist())
     arr = as_finite_array(arr, "X", "richness", ndim=2)
     if arr.shape[0] == 0:
         raise ValueError("The 'X' argument of richness is empty; give at least one item.")

@@ -185,8 +185,8 @@ def confident_verdict(
     >>> confident_verdict(np.ones(3), np.zeros(3), np.array([.5, -.2, .1]), np.ones(3))
     'uncertain'
     """
-    tol = atol + rtol * np.maximum(np.abs(np.asarray(a, float)), np.abs(np.asarray(b, float)))
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):  # 0 · inf (rtol=0, -inf energies): NaN, uncertain
+        tol = atol + rtol * np.maximum(np.abs(np.asarray(a, float)), np.abs(np.asarray(b, float)))
         ahead, behind = lower > tol, upper < -tol
         tied = (lower >= -tol) & (upper <= tol)
     if ahead.any() and behind.any():

@@ -1,0 +1,312 @@
+"""Property-based fuzzing of every public function and the console script.
+
+For generated shapes, dtypes, values (NaN, inf, extremes, complex, objects),
+labels and parameters, the outcome is either a result that satisfies the
+family's invariants or one of the documented exceptions (ValueError, TypeError,
+MemoryError) raised by this library's own code with a message that names what
+was wrong: never an exception from numpy/scipy/xarray internals, never a numpy
+floating-point warning (the mark of a silently wrong number), never a hang.
+"""
+
+import os
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import diversity_profiles as dp
+
+#: Seconds one call may take on these tiny inputs (a hang shows up as a deadline failure).
+BUDGET_S = 10.0
+SETTINGS = settings(
+    max_examples=40,
+    deadline=timedelta(seconds=BUDGET_S),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    derandomize=True,
+)
+DOCUMENTED = (ValueError, TypeError, MemoryError)
+PACKAGE = str(Path(dp.__file__).parent)
+
+EXTREMES = [0.0, -0.0, 1.0, -1.0, 1e-310, 1e-170, 1e160, 1e300, -1e300, np.nan, np.inf, -np.inf]
+floats = st.one_of(st.sampled_from(EXTREMES), st.floats(-10, 10), st.integers(-3, 3).map(float))
+
+
+@st.composite
+def raw_arrays(draw, max_rows=6):
+    """Arrays of any rank, dtype and value, including the ones that must be refused."""
+    shape = draw(
+        st.one_of(
+            st.tuples(st.integers(0, max_rows), st.integers(0, 4)),
+            st.tuples(st.integers(0, 4)),
+            st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 2)),
+        )
+    )
+    kind = draw(st.sampled_from(["f8", "f4", "i8", "bool", "c16", "obj", "str"]))
+    values = draw(arrays(np.float64, shape, elements=floats))
+    if kind == "f4":
+        with np.errstate(over="ignore"):
+            return values.astype(np.float32)
+    if kind == "i8":
+        return np.nan_to_num(values, posinf=7, neginf=-7).clip(-1e6, 1e6).astype(np.int64)
+    if kind == "bool":
+        return values > 0
+    if kind == "c16":
+        return values + 1j
+    if kind == "obj":
+        out = values.astype(object)
+        if out.size:
+            out.flat[0] = draw(st.sampled_from([None, "x", 1j, [1, 2], 3]))
+        return out
+    if kind == "str":
+        return values.astype(str)
+    return values
+
+
+@st.composite
+def point_sets(draw, min_n=2, max_n=7, d=None):
+    """Valid finite embeddings at any scale, with duplicates likely."""
+    n = draw(st.integers(min_n, max_n))
+    d = draw(st.integers(1, 3)) if d is None else d
+    X = draw(arrays(np.float64, (n, d), elements=st.integers(-3, 3).map(float)))
+    return X * draw(st.sampled_from([1.0, 1e-170, 1e-30, 1e30, 1e160, 0.37]))
+
+
+def distance_matrices():
+    return st.one_of(point_sets().map(dp.pairwise_distances), raw_arrays())
+
+
+parameters = st.one_of(
+    floats,
+    st.lists(floats, min_size=0, max_size=3),
+    st.sampled_from(["1", None, True, 1j, [[1.0]], (0.5, 2.0)]),
+)
+
+labels = st.one_of(
+    st.sampled_from(["<b>x<b>", "[a](javascript:x)", "a\x1b[31mb", "\u202e", "x" * 500, "a/b", ""]),
+    st.text(min_size=0, max_size=20),
+)
+
+
+def _outcome(call, *args, **kwargs):
+    """Run ``call``; return its value, or None after checking the exception it raised."""
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = call(*args, **kwargs)
+        except DOCUMENTED as exc:
+            frames = traceback.extract_tb(exc.__traceback__)
+            where = frames[-1].filename
+            assert where.startswith(PACKAGE), (
+                f"{type(exc).__name__} from outside the library ({where}): {exc}"
+            )
+            assert len(str(exc)) > 20, f"an unhelpful message: {exc!r}"
+            value = None
+    numpy_warnings = [w for w in caught if "encountered in" in str(w.message)]
+    assert not numpy_warnings, f"numpy floating-point warning: {numpy_warnings[0].message}"
+    assert time.perf_counter() - start < BUDGET_S
+    return value
+
+
+def _n(D):
+    return np.asarray(D).shape[0]
+
+
+@SETTINGS
+@given(
+    K=st.one_of(point_sets().map(lambda X: np.exp(-dp.pairwise_distances(X))), raw_arrays()),
+    q=parameters,
+)
+def test_vendi_score(K, q):
+    v = _outcome(dp.vendi_score, K, q)
+    if v is not None:
+        assert np.all((np.asarray(v) >= 1 - 1e-9) & (np.asarray(v) <= _n(K) * (1 + 1e-9)))
+
+
+@SETTINGS
+@given(X=st.one_of(point_sets(min_n=1), raw_arrays()), q=parameters, normalize=st.booleans())
+def test_vendi_score_dual(X, q, normalize):
+    v = _outcome(dp.vendi_score_dual, X, q, normalize=normalize)
+    if v is not None:
+        assert np.all((np.asarray(v) >= 1 - 1e-6) & (np.asarray(v) <= _n(X) * (1 + 1e-6)))
+
+
+@SETTINGS
+@given(D=distance_matrices(), t=parameters)
+def test_magnitude(D, t):
+    v = _outcome(dp.magnitude, D, t)
+    if v is not None:
+        finite = np.asarray(v)[np.isfinite(v)]
+        assert np.all(finite >= 1 - 1e-6) and np.all(finite <= _n(D) * (1 + 1e-6))
+
+
+@SETTINGS
+@given(D=distance_matrices(), tau=parameters)
+def test_circles(D, tau):
+    v = _outcome(dp.circles, D, tau)
+    if v is not None:
+        assert np.all((np.asarray(v) >= 1) & (np.asarray(v) <= _n(D)))
+
+
+@SETTINGS
+@given(D=distance_matrices(), s=parameters)
+def test_energy(D, s):
+    v = _outcome(dp.energy, D, s)
+    if v is not None:
+        assert np.all(np.asarray(v) < 0)
+
+
+@SETTINGS
+@given(D=distance_matrices())
+def test_average_distance(D):
+    v = _outcome(dp.average_distance, D)
+    if v is not None:
+        assert v >= 0 and np.isfinite(v)
+
+
+@SETTINGS
+@given(X=st.one_of(point_sets(min_n=1), raw_arrays()), tol=parameters)
+def test_richness(X, tol):
+    v = _outcome(dp.richness, X, tol=tol)
+    if v is not None:
+        assert 1 <= v <= max(len(X), 1)
+
+
+@SETTINGS
+@given(
+    X=st.one_of(point_sets(), raw_arrays()),
+    distance=st.sampled_from(["euclidean", "cosine", "tanimoto", "manhattan", 3]),
+)
+def test_pairwise_distances(X, distance):
+    D = _outcome(dp.pairwise_distances, X, distance)
+    if D is not None:
+        assert np.all(np.isfinite(D)) and np.all(D >= 0) and np.all(np.diagonal(D) == 0)
+
+
+#: Per argument of profiles: values that must work, and values that must be refused.
+GOOD = {
+    "families": [None, "vendi", ["energy", "richness"], ["circles", "magnitude"]],
+    "bandwidth": [None, 1e-300, 0.5, 1e300],
+    "richness_tol": [0.0, 0.5, 1e300],
+    "seed": [0, 3, 2**40],
+    "ci": [0.9, 0.5],
+    "n_boot": [0, 2, 5],
+    "common_n": [None, "min", 2],
+    "n_points": [5, 7],
+    "domains": [None, {"vendi": (0, 2)}],
+}
+BAD = {
+    "families": [[], ["nope"], 3],
+    "bandwidth": [[1, 2], "1", 0.0, np.nan, -1.0],
+    "richness_tol": [-1.0, np.nan, "0", None],
+    "seed": [1.5, -1, True, "1"],
+    "ci": ["0.9", 1.0, np.nan],
+    "n_boot": [1, -1, 2.0, True],
+    "common_n": [1, 100, "max"],
+    "n_points": [4, 5.0, True],
+    "domains": [{"q": 1}, [1], {"energy": [-1]}, {"vendi": "a"}],
+}
+
+
+@st.composite
+def profile_kwargs(draw):
+    """Valid arguments, with at most one of them replaced by an invalid value."""
+    kwargs = {name: draw(st.sampled_from(values)) for name, values in GOOD.items()}
+    if draw(st.booleans()):
+        name = draw(st.sampled_from(sorted(BAD)))
+        kwargs[name] = draw(st.sampled_from(BAD[name]))
+    if kwargs["domains"] and kwargs["families"] not in (None, "vendi"):
+        kwargs["domains"] = None
+    if kwargs["families"] is None:  # keep the budget: all families are the slow case
+        kwargs["n_boot"] = min(kwargs["n_boot"], 2) if isinstance(kwargs["n_boot"], int) else 0
+    return kwargs
+
+
+@settings(SETTINGS, max_examples=30)
+@given(
+    first=point_sets(d=2),
+    second=st.one_of(point_sets(d=2), point_sets(d=2), raw_arrays()),
+    label=labels,
+    distance=st.sampled_from(["euclidean", "cosine", "precomputed", "tanimoto"]),
+    kwargs=profile_kwargs(),
+)
+def test_profiles_compare_merge(first, second, label, distance, kwargs):
+    if distance == "precomputed":
+        first = dp.pairwise_distances(first)
+        if isinstance(second, np.ndarray) and second.dtype == np.float64 and second.ndim == 2:
+            second = dp.pairwise_distances(second) if np.isfinite(second).all() else second
+    if distance == "tanimoto":
+        first = (first > 0).astype(float)
+    sets = {"ok": first, label: second}
+    tree = _outcome(dp.profiles, sets, representation="r", distance=distance, **kwargs)
+    if tree is None:
+        return
+    ds = tree[f"r/{distance}"].to_dataset()
+    for var in ("richness", "vendi"):
+        if var in ds:
+            assert np.all(ds[var].values >= 1 - 1e-9)
+    _outcome(dp.compare, tree, rtol=kwargs.get("richness_tol", 0.01))
+    _outcome(dp.merge, [tree, tree])
+
+
+@settings(SETTINGS, max_examples=15)
+@given(images=raw_arrays(), size=st.sampled_from([1, (2, 3), 0, (10**6, 10**6), "4", (1.5, 2)]))
+def test_pixel_vectors(images, size):
+    pytest.importorskip("PIL")
+    from diversity_profiles import images as featuriser
+
+    out = _outcome(featuriser.pixel_vectors, images, size)
+    if out is not None:
+        assert out.dtype == np.float32 and np.all((out >= 0) & (out <= 1))
+
+
+CLI_CASES = [
+    (np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 1.0]]) + 1j, "<img src=x onerror=alert(1)>"),
+    (np.full((3, 2), np.nan), "a\x1b[2Jb"),
+    (np.ones((3, 2)) * 1e160, "x" * 300),
+    (np.array([[1.0], [2.0], [3.0]]), "a/b"),
+]
+
+
+@pytest.mark.parametrize("values, label", CLI_CASES)
+def test_console_script_reports_bad_input_in_one_line(tmp_path, values, label):
+    np.save(tmp_path / "a.npy", values)
+    np.save(tmp_path / "b.npy", np.random.default_rng(0).normal(size=(4, values.shape[1])))
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "diversity_profiles.cli",
+            "compute",
+            "a.npy",
+            "b.npy",
+            "--label",
+            label,
+            "--label",
+            "b",
+            "--families",
+            "richness,average_distance",
+            "-o",
+            "out.nc",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+    )
+    assert "Traceback" not in run.stderr, run.stderr
+    if run.returncode == 0:
+        assert (tmp_path / "out.nc").exists()
+    else:
+        assert run.returncode == 2 or run.returncode == 1
+        assert "\x1b[2J" not in run.stderr
