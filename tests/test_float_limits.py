@@ -207,3 +207,26 @@ def test_pixel_vectors_refuses_a_size_that_cannot_fit():
     pytest.importorskip("PIL")
     with pytest.raises(MemoryError, match=r"'size' argument of pixel_vectors .*smaller size"):
         images.pixel_vectors(np.zeros((2, 4, 4), np.uint8), size=(10**5, 10**5))
+
+
+def test_long_resampling_gets_a_progress_bar_and_short_work_does_not():
+    import time
+
+    from diversity_profiles._budget import plan_repeats
+
+    def one():
+        time.sleep(0.01)
+
+    kw = {"arg": "n_boot", "func": "profiles", "result_bytes": 0}
+    assert plan_repeats(one, 1000, max_seconds=None, **kw) is True  # ~10 s: show progress
+    assert plan_repeats(one, 10, max_seconds=None, **kw) is False
+    with pytest.raises(ValueError, match=r"about 10 s for n_boot=1000 .*max_seconds=1"):
+        plan_repeats(one, 1000, max_seconds=1, **kw)
+
+
+def test_plain_progress_line_shows_an_eta(capsys):
+    from diversity_profiles._progress import _plain
+
+    assert list(_plain(range(3), 3, "resampling")) == [0, 1, 2]
+    err = capsys.readouterr().err
+    assert "resampling: 3/3" in err and "ETA 0 s" in err

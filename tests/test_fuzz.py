@@ -310,3 +310,10 @@ def test_console_script_reports_bad_input_in_one_line(tmp_path, values, label):
     else:
         assert run.returncode == 2 or run.returncode == 1
         assert "\x1b[2J" not in run.stderr
+
+
+@SETTINGS
+@given(trees=st.one_of(st.sampled_from([5, "ab", [], None, [1], (None,)]), raw_arrays()))
+def test_merge_and_compare_of_non_trees(trees):
+    assert _outcome(dp.merge, trees) is None
+    assert _outcome(dp.compare, trees) is None

@@ -1,5 +1,6 @@
-"""Progress bars for long featurisation: tqdm's (a notebook bar) when installed, else
-one updating line on stderr. Silent when ``enabled`` is False."""
+"""Progress bars for long work (featurisation, resampling): tqdm's (a notebook bar,
+with an ETA) when installed, else one updating line on stderr with the elapsed time
+and an ETA. Silent when ``enabled`` is False."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def _plain(items: Iterable[T], total: int, desc: str) -> Iterator[T]:
         now = time.monotonic()
         if now - last > 0.5 or done == total:
             last = now
+            eta = (now - start) / done * (total - done)
             print(
-                f"\r{desc}: {done}/{total} ({now - start:.0f} s)",
+                f"\r{desc}: {done}/{total} ({now - start:.0f} s, ETA {eta:.0f} s)",
                 end="\n" if done == total else "",
                 file=sys.stderr,
                 flush=True,

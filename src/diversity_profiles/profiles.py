@@ -408,7 +408,7 @@ def merge(trees: Sequence) -> object:
 
     from .accessor import conditions_of
 
-    if isinstance(trees, xr.DataTree) or len(trees) == 0:
+    if isinstance(trees, (xr.DataTree, str)) or not isinstance(trees, Sequence) or not trees:
         raise ValueError("The 'trees' argument of merge must be a non-empty list of DataTrees.")
     nodes: dict = {}
     reference_sets = None
