@@ -230,3 +230,34 @@ def test_plain_progress_line_shows_an_eta(capsys):
     assert list(_plain(range(3), 3, "resampling")) == [0, 1, 2]
     err = capsys.readouterr().err
     assert "resampling: 3/3" in err and "ETA 0 s" in err
+
+
+def test_bootstrap_of_two_samples_survives_resamples_without_a_pair():
+    # a resample of two samples draws the same one twice half of the time: no pair at all
+    sets = {"a": [[0.0], [1.0]], "b": [[0.0], [2.0]]}
+    tree = dp.profiles(
+        sets,
+        representation="r",
+        distance="euclidean",
+        families=["energy", "average_distance"],
+        n_boot=20,
+    )
+    ds = tree["r/euclidean"].to_dataset()
+    boot = ds.average_distance_boot.values
+    assert np.isnan(boot).any() and set(np.unique(boot[~np.isnan(boot)])) <= {1.0, 2.0}
+
+
+def test_energy_profile_refuses_distances_beyond_the_histogram_range():
+    sets = {"a": [[0.0], [1e-25], [1.0]], "b": [[0.0], [0.5], [1.0]]}
+    with pytest.raises(ValueError, match="more than a factor 2\\*\\*64 away"):
+        dp.profiles(sets, representation="r", distance="euclidean", families=["energy"])
+
+
+def test_richness_of_object_arrays_counts_rows_or_refuses():
+    assert dp.richness(np.array(["a", "b", "a"], dtype=object)) == 2
+    with pytest.raises(ValueError, match="'X' argument of richness is empty"):
+        dp.richness(np.array([], dtype=object))
+    with pytest.raises(TypeError, match="'X' argument of richness must hold real numbers"):
+        dp.richness(np.array([[1, "a"], [1, "a"]], dtype=object))
+    with pytest.raises(TypeError, match=r"hashable items .* type list"):
+        dp.richness([["a"], "b"])
