@@ -306,3 +306,58 @@ def test_export_html_overwrites_only_its_own_pages(tmp_path):
     with pytest.raises(ValueError, match="not an HTML page written by diversity-profiles"):
         sharing.export_html(nb, tmp_path / "notes.html", overwrite=True)
     assert (tmp_path / "notes.html").read_text() == "<html>my notes</html>"
+
+
+def test_profiles_refuses_labels_that_cannot_be_stored():
+    """A NUL or a lone surrogate in a label or the representation is refused at the source,
+    naming the argument, instead of failing later with a partial file."""
+    import diversity_profiles as dp
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    for bad in ("a\x00b", "a\ud800b"):
+        with pytest.raises(ValueError, match="set label passed to profiles"):
+            dp.profiles({bad: X}, representation="r", distance="euclidean", families="richness")
+        with pytest.raises(ValueError, match="'representation' argument of profiles"):
+            dp.profiles({"a": X}, representation=bad, distance="euclidean", families="richness")
+
+
+def test_export_html_never_replaces_a_side_file_that_is_not_ours(tmp_path):
+    """The page's scripts are only ever added beside it: a different require.js already in
+    the folder is refused before anything is written, even with overwrite=True."""
+    import nbformat
+
+    from diversity_profiles import sharing
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hello")])
+    mine = tmp_path / "require.js"
+    mine.write_text("// my own require.js")
+    for overwrite in (False, True):
+        with pytest.raises(FileExistsError, match=r"require\.js: exists and is not the file"):
+            sharing.export_html(nb, tmp_path / "page.html", overwrite=overwrite)
+    assert mine.read_text() == "// my own require.js"
+    assert not (tmp_path / "page.html").exists()
+    mine.unlink()
+    sharing.export_html(nb, tmp_path / "page.html")
+    sharing.export_html(nb, tmp_path / "again.html")  # identical side files are kept
+    assert (tmp_path / "require.js").read_bytes() != b""
+
+
+def test_execute_notebook_writes_atomically_and_overwrites_only_its_own(tmp_path):
+    import nbformat
+
+    from diversity_profiles import sharing
+
+    source = tmp_path / "analysis.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), source)
+    with pytest.raises(ValueError, match="is also an input"):
+        sharing.execute_notebook(source, source, overwrite=True)
+    notes = tmp_path / "notes.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), notes)
+    with pytest.raises(ValueError, match="not a notebook written by diversity-profiles"):
+        sharing.execute_notebook(source, notes, overwrite=True)
+    out = sharing.execute_notebook(source)
+    assert nbformat.read(out, as_version=4).cells[0].outputs[0]["data"]["text/plain"] == "2"
+    with pytest.raises(FileExistsError, match="exists; pass overwrite=True"):
+        sharing.execute_notebook(source)
+    assert sharing.execute_notebook(source, overwrite=True) == out
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []

@@ -33,6 +33,8 @@ _GENERATOR_PREFIX = b'<meta name="generator" content="diversity-profiles'
 #: Suffixes of profile stores, compared case-insensitively (``x.ZARR`` is a zarr store).
 STORE_SUFFIXES = (".nc", ".zarr")
 HTML_SUFFIXES = (".html", ".htm")
+#: Written into the metadata of every notebook we execute and save (see sharing).
+NOTEBOOK_MARK = "diversity_profiles_executed"
 
 
 def store_kind(path: Path) -> str | None:
@@ -52,10 +54,11 @@ def check_output(
 ) -> Path:
     """Refuse, before any work, an output that cannot or must not be written.
 
-    ``kind`` is ``"store"`` (``.nc``/``.zarr``) or ``"html"``. Raises ValueError for a bad
-    suffix, a missing folder, an input named as output, or an existing target this package
-    did not write; FileExistsError for an existing target without ``overwrite``. The
-    binding checks are repeated at the final rename (:func:`write_atomic`).
+    ``kind`` is ``"store"`` (``.nc``/``.zarr``), ``"html"`` or ``"notebook"`` (``.ipynb``).
+    Raises ValueError for a bad suffix, a missing folder, an input named as output, or an
+    existing target this package did not write; FileExistsError for an existing target
+    without ``overwrite``. The binding checks are repeated at the final rename
+    (:func:`write_atomic`).
 
     Examples
     --------
@@ -74,6 +77,8 @@ def check_output(
         )
     if kind == "html" and path.suffix.lower() not in HTML_SUFFIXES:
         raise ValueError(f"{path}: an HTML report must end in .html or .htm")
+    if kind == "notebook" and path.suffix.lower() != ".ipynb":
+        raise ValueError(f"{path}: a notebook must end in .ipynb")
     parent = path.parent
     if not parent.is_dir():
         raise ValueError(f"{path}: the folder {str(parent)!r} does not exist; create it first")
@@ -95,6 +100,20 @@ def is_our_html(path: Path) -> bool:
     return _GENERATOR_PREFIX in head
 
 
+def is_our_notebook(path: Path) -> bool:
+    """True if ``path`` is a notebook whose metadata carries our execution mark."""
+    import json
+
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        with open(path, encoding="utf-8") as fh:
+            meta = json.load(fh).get("metadata", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(meta, dict) and NOTEBOOK_MARK in meta
+
+
 def is_profile_store(path: Path) -> bool:
     """True if ``path`` opens as a profile tree this package wrote (see open_profiles)."""
     from .storage import open_profiles
@@ -110,9 +129,9 @@ def is_profile_store(path: Path) -> bool:
 
 def check_ours(path: Path, kind: str) -> None:
     """Refuse to replace ``path`` unless this package wrote it (as ``kind``)."""
-    ours = is_profile_store(path) if kind == "store" else is_our_html(path)
-    if not ours:
-        what = "a profile file" if kind == "store" else "an HTML page"
+    ours = {"store": is_profile_store, "html": is_our_html, "notebook": is_our_notebook}[kind]
+    if not ours(path):
+        what = {"store": "a profile file", "html": "an HTML page", "notebook": "a notebook"}[kind]
         raise ValueError(
             f"{path}: exists and is not {what} written by diversity-profiles; overwrite "
             f"replaces only those, so remove or rename it yourself if you mean to replace it"

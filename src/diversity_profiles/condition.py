@@ -107,10 +107,16 @@ class PreparedSet:
 
 
 def _check_label(label) -> str:
+    from .storage import check_text
+
     if not isinstance(label, str) or not label or "/" in label:
         raise ValueError(
             f"Set labels passed to {FUNC} must be non-empty strings without '/'. Got {label!r}."
         )
+    try:  # it must survive netCDF and zarr: no NUL, no lone surrogate
+        check_text(label, f"The set label passed to {FUNC}")
+    except ValueError as exc:
+        raise ValueError(f"{exc}; remove that character from the label.") from None
     return label
 
 

@@ -56,6 +56,12 @@ def _check_name(value, arg: str) -> str:
             f"The {arg!r} argument of {FUNC} must be a non-empty string without '/' (it names "
             f"the tree node). Got {value!r}."
         )
+    from .storage import check_text
+
+    try:  # it must survive netCDF and zarr: no NUL, no lone surrogate
+        check_text(value, f"The {arg!r} argument of {FUNC}")
+    except ValueError as exc:
+        raise ValueError(f"{exc}; remove that character.") from None
     return value
 
 
