@@ -3,7 +3,10 @@
 // dominance matrices and a plain-language summary for the current domains.
 // Every label is user data and is written with textContent, never as HTML.
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
-import { comparePairs, createPanel, PALETTE, SYMBOL_OF, type Panel, type PairResult } from "./panel";
+import {
+  centredOf, comparePairs, createPanel, leadText, marginText, PALETTE, ruleContext, SYMBOL_OF,
+  type Panel, type PairResult,
+} from "./panel";
 
 const STYLE = `
 .dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
@@ -22,23 +25,41 @@ const STYLE = `
 
 /** Plain-language lines for the current domains (what summary.py says, per family). */
 export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>): string {
-  const lines: string[] = [];
+  const ctx = ruleContext(spec);
+  const lines: string[] = [
+    `Margins (leads within them, or on less than ${Math.round(ctx.minShare * 100)}% of the ` +
+    `domain, are negligible): ${spec.families.map((f) => `${f.name} ${marginText(f)}`).join(", ")}.`,
+  ];
+  const banded = spec.families.some((f) => results.get(f.name)?.some((p) => p.confident !== "no band"));
+  if (!banded) {
+    lines.push("No verdict here holds with confidence: the profiles have no replicates " +
+      "(profile with n_boot > 0 for bands).");
+  }
   const sets = spec.sets;
   for (let a = 0; a < sets.length; a++) {
     for (let b = a + 1; b < sets.length; b++) {
       const parts: string[] = [];
+      const sure: string[] = [];
       for (const fam of spec.families) {
         const pair = results.get(fam.name)?.find((p) => p.a === a && p.b === b);
         if (!pair) continue;
-        if (pair.verdict === "dominates") parts.push(`${sets[a]} ≻ ${sets[b]} in ${fam.name}`);
-        else if (pair.verdict === "dominated") parts.push(`${sets[b]} ≻ ${sets[a]} in ${fam.name}`);
+        const within = Number.isFinite(pair.lead)
+          ? ` (${sets[pair.verdict === "dominates" ? b : a]} ahead by ${leadText(fam, pair.lead)}` +
+            (fam.parameter === null ? "" : ` on ${Math.round(pair.minorShare * 100)}% of the domain`) +
+            ", within the margin)" : "";
+        if (pair.verdict === "dominates") parts.push(`${sets[a]} ≻ ${sets[b]} in ${fam.name}${within}`);
+        else if (pair.verdict === "dominated") parts.push(`${sets[b]} ≻ ${sets[a]} in ${fam.name}${within}`);
         else if (pair.verdict === "crosses") {
           const symbol = SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter;
           const at = pair.crossings.map((x) => `${symbol} ≈ ${Number(x.toPrecision(3))}`).join(", ");
           parts.push(`cross in ${fam.name} at ${at}`);
         }
+        if (pair.confident !== "no band") sure.push(`${fam.name}: ${pair.confident}`);
       }
       lines.push(`${sets[a]} vs ${sets[b]}: ${parts.length ? parts.join("; ") : "tied in every family"}`);
+      if (sure.length) {
+        lines.push(`  with ${Math.round(ctx.ci * 100)}% confidence over these domains: ${sure.join(", ")}`);
+      }
     }
   }
   return lines.join("\n");
@@ -76,14 +97,18 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   root.append(style, heading, chooser, setBar, status, grid, summary);
   el.append(root);
 
-  let panels: { panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily> }[] = [];
+  let panels: {
+    panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily>;
+    centred: Float64Array[][] | null;
+  }[] = [];
 
   function recompute() {
     const spec = model.get("spec");
+    const ctx = ruleContext(spec);
     const results = new Map<string, PairResult[]>();
-    for (const { panel, fam, data } of panels) {
+    for (const { panel, fam, data, centred } of panels) {
       const [lo, hi] = panel.range();
-      const pairs = comparePairs(fam, data.grid, data.curves, lo, hi);
+      const pairs = comparePairs(fam, data.grid, data.curves, lo, hi, ctx, centred);
       panel.update(pairs);
       results.set(fam.name, pairs);
     }
@@ -177,7 +202,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
           model.save_changes();
         });
       grid.append(panel.el);
-      return { panel, fam, data };
+      return { panel, fam, data, centred: centredOf(fam, data.curves, ruleContext(spec)) };
     });
     applyDomains();
     applySelection();

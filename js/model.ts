@@ -1,5 +1,5 @@
 // The synced traits of diversity_profiles.explorer.ProfileExplorer, mirrored.
-import type { Axis } from "./verdict";
+import type { Axis, MarginUnit } from "./verdict";
 
 export interface FamilySpec {
   name: string;
@@ -12,6 +12,10 @@ export interface FamilySpec {
   values: number; // (set, grid) row-major
   lower: number | null; // band, if any (bootstrap or certified bounds)
   upper: number | null;
+  margin_unit?: MarginUnit; // the verdict rule's margin (verdict.ts, step 5)
+  margin?: number;
+  boot?: number | null; // replicates (set, replicate, grid) row-major, if any
+  n_boot?: number;
 }
 
 export interface ExplorerSpec {
@@ -20,6 +24,10 @@ export interface ExplorerSpec {
   distance: string;
   sets: string[];
   families: FamilySpec[];
+  n_samples?: (number | null)[]; // the n each set's estimates stand for (common_n if used)
+  subsample_size?: number[] | null; // m of the half-sample replicates, if any
+  ci?: number | null;
+  min_share?: number;
 }
 
 export interface Traits {
@@ -60,9 +68,14 @@ export function readFamily(buffer: DataView, fam: FamilySpec, nSets: number) {
   const grid = floats.subarray(fam.grid, fam.grid + fam.n);
   const row = (offset: number | null, k: number) =>
     offset === null ? null : floats.subarray(offset + k * fam.n, offset + (k + 1) * fam.n);
+  const reps = fam.n_boot ?? 0;
+  const boot = (k: number) => (fam.boot === null || fam.boot === undefined || !reps ? null
+    : Array.from({ length: reps }, (_, r) =>
+      floats.subarray(fam.boot! + (k * reps + r) * fam.n, fam.boot! + (k * reps + r + 1) * fam.n)));
   const curves = [];
   for (let k = 0; k < nSets; k++) {
-    curves.push({ values: row(fam.values, k)!, lower: row(fam.lower, k), upper: row(fam.upper, k) });
+    curves.push({ values: row(fam.values, k)!, lower: row(fam.lower, k), upper: row(fam.upper, k),
+      boot: boot(k) });
   }
   return { grid, curves };
 }

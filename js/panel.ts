@@ -2,8 +2,11 @@
 // domain slider, and the dominance matrix for the current domain.
 import embed from "vega-embed";
 import type { View } from "vega";
-import type { FamilySpec } from "./model";
-import { crossings, shareAhead, signs, verdictOf, type Verdict } from "./verdict";
+import type { ExplorerSpec, FamilySpec } from "./model";
+import {
+  bandOfDifference, centredReplicates, confidentVerdict, crossings, MARGIN, margins, marginVerdict,
+  MIN_SHARE, shareAhead, signs, subsampleScale, verdictOf, type ConfidentVerdict, type Verdict,
+} from "./verdict";
 
 // Okabe–Ito: distinguishable with the common colour-vision deficiencies (as plotting.py).
 export const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
@@ -12,14 +15,55 @@ const SYMBOL: Record<Verdict, string> = { dominates: "≻", dominated: "≺", ti
 export const SYMBOL_OF: Record<string, string> = { q: "q", t: "t", tau: "τ", s: "s" };
 const AXIS_NAME: Record<string, string> = { q: "order q", t: "scale t", tau: "threshold τ", s: "exponent s" };
 
-export interface Curve { values: Float64Array; lower: Float64Array | null; upper: Float64Array | null }
+export interface Curve {
+  values: Float64Array;
+  lower: Float64Array | null;
+  upper: Float64Array | null;
+  boot?: Float64Array[] | null; // half-sample replicates on the full grid
+}
 
-export interface PairResult { a: number; b: number; verdict: Verdict; crossings: number[]; share: number }
+export interface PairResult {
+  a: number; b: number;
+  verdict: Verdict; // with the margin (what compare's ``verdict`` says)
+  plain: Verdict; // without it
+  lead: number; // the dismissed side's largest lead (samples, or relative); NaN if none
+  minorShare: number;
+  confident: ConfidentVerdict | "no band"; // over this domain, simultaneous band
+  crossings: number[]; share: number;
+}
+
+/** What the rule needs besides the curves: sizes, replicate scales, level, min share. */
+export interface RuleContext {
+  n: number[]; scales: number[] | null; caps: number[] | null; ci: number; minShare: number;
+}
+
+export function ruleContext(spec: ExplorerSpec): RuleContext {
+  const n = (spec.n_samples ?? spec.sets.map(() => null)).map((x) => x ?? NaN);
+  const m = spec.subsample_size;
+  return {
+    n,
+    scales: m ? m.map((size, k) => subsampleScale(n[k], size)) : null,
+    caps: m ? m.map((size, k) => n[k] / size) : null,
+    ci: spec.ci ?? 0.95,
+    minShare: spec.min_share ?? MIN_SHARE,
+  };
+}
+
+/** Replicate errors of every set on the full grid (centring is pointwise: slice later). */
+export function centredOf(fam: FamilySpec, curves: Curve[], ctx: RuleContext): Float64Array[][] | null {
+  if (!ctx.scales || curves.some((c) => !c.boot)) return null;
+  return curves.map((c, k) => centredReplicates(c.boot!, c.values, ctx.scales![k], ctx.caps![k]));
+}
 
 /** Verdicts of every ordered pair over grid indices [lo, hi] (the rule of verdict.ts). */
 export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[], lo: number,
-                             hi: number): PairResult[] {
+                             hi: number, ctx?: RuleContext,
+                             centred?: Float64Array[][] | null): PairResult[] {
   const theta = grid.subarray(lo, hi + 1);
+  const rule = ctx ?? { n: curves.map(() => NaN), scales: null, caps: null, ci: 0.95, minShare: MIN_SHARE };
+  const unit = fam.margin_unit ?? "relative";
+  const margin = fam.margin ?? MARGIN;
+  const axis = fam.parameter === null ? "none" : fam.axis;
   const out: PairResult[] = [];
   for (let a = 0; a < curves.length; a++) {
     for (let b = 0; b < curves.length; b++) {
@@ -27,16 +71,41 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
       const va = curves[a].values.subarray(lo, hi + 1);
       const vb = curves[b].values.subarray(lo, hi + 1);
       const s = signs(va, vb);
-      const verdict = verdictOf(s);
-      const axis = fam.parameter === null ? "none" : fam.axis;
+      const nPair = Math.min(rule.n[a], rule.n[b]);
+      const m = margins(va, vb, unit, margin, Number.isFinite(nPair) ? nPair : 0);
+      const reading = marginVerdict(theta, va, vb, s, m, axis, fam.step, rule.minShare, unit);
+      let confident: PairResult["confident"] = "no band";
+      if (centred) {
+        const [lower, upper] = bandOfDifference(va, vb,
+          centred[a].map((r) => r.subarray(lo, hi + 1)), centred[b].map((r) => r.subarray(lo, hi + 1)),
+          rule.ci, true);
+        confident = confidentVerdict(theta, lower, upper, m, axis, fam.step, rule.minShare);
+      }
       out.push({
-        a, b, verdict,
-        crossings: verdict === "crosses" ? crossings(theta, va, vb, s, axis, fam.step) : [],
+        a, b, verdict: reading.verdict, plain: verdictOf(s), lead: reading.lead,
+        minorShare: reading.share, confident,
+        crossings: reading.verdict === "crosses" ? crossings(theta, va, vb, s, axis, fam.step) : [],
         share: fam.parameter === null ? (s[0] > 0 ? 1 : 0) : shareAhead(theta, va, vb, s, axis, fam.step),
       });
     }
   }
   return out;
+}
+
+/** The margin as words: "1% of n samples" or "1% relative". */
+export function marginText(fam: FamilySpec): string {
+  const pct = `${Number(((fam.margin ?? MARGIN) * 100).toPrecision(3))}%`;
+  return (fam.margin_unit ?? "relative") === "n" ? `${pct} of n samples` : `${pct} relative`;
+}
+
+/** How far the dismissed side led: "≤ 1 sample" or "≤ 0.4%". */
+export function leadText(fam: FamilySpec, lead: number): string {
+  if ((fam.margin_unit ?? "relative") === "n") {
+    const v = Number(lead.toPrecision(3));
+    return `≤ ${v} sample${v === 1 ? "" : "s"}`;
+  }
+  const pct = lead * 100;
+  return pct < 0.01 ? "< 0.01%" : `≤ ${Number(pct.toPrecision(2))}%`;
 }
 
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
@@ -267,8 +336,22 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
           cell.textContent = pair ? SYMBOL[pair.verdict] : "";
           if (pair) {
             cell.dataset.verdict = pair.verdict;
+            cell.dataset.confident = pair.confident;
+            // ✓: the verdict holds with confidence over this whole domain; ?: it does not.
+            if (pair.confident !== "no band") {
+              const mark = document.createElement("sup");
+              mark.className = "dp-conf";
+              mark.textContent = pair.confident === pair.verdict ? "✓" : "?";
+              cell.append(mark);
+            }
+            const dismissed = Number.isFinite(pair.lead)
+              ? `; ${sets[pair.verdict === "dominates" ? b : a]} ahead by ${leadText(fam, pair.lead)}` +
+                (fam.parameter === null ? "" : ` on ${Math.round(pair.minorShare * 100)}% of the domain`) +
+                " is within the margin" : "";
+            const sure = pair.confident === "no band" ? "; no confidence band"
+              : `; with confidence over this domain: ${pair.confident}`;
             cell.title = `${sets[a]} vs ${sets[b]}: ${pair.verdict}` + (pair.crossings.length
-              ? ` at ${fam.parameter} ≈ ${pair.crossings.map(fmt).join(", ")}` : "");
+              ? ` at ${fam.parameter} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + sure;
           }
         });
       });

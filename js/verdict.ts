@@ -1,4 +1,4 @@
-// The dominance rule, for the browser: the same five steps as
+// The dominance rule, for the browser: the same six steps as
 // src/diversity_profiles/verdict.py (the single specification). Tested against
 // fixtures that Python generates from that module (tests/test_verdict_js.py).
 
@@ -8,6 +8,8 @@ export type Axis = "log" | "linear" | "none";
 
 export const RTOL = 1e-6;
 export const ATOL = 1e-12;
+export const MARGIN = 0.01;
+export const MIN_SHARE = 0.05;
 
 type Num = ArrayLike<number>;
 
@@ -136,41 +138,174 @@ export function quantile(values: Num, p: number): number {
   return v[lo] + (h - lo) * (v[hi] - v[lo]);
 }
 
-/** Step 5: basic bootstrap band of a - b; bootA[r][k] is replicate r at point k. */
-export function bandOfDifference(
-  a: Num, b: Num, bootA: Num[], bootB: Num[], ci: number,
-): [Float64Array, Float64Array] {
-  const alpha = (1 - ci) / 2;
-  const lower = new Float64Array(a.length);
-  const upper = new Float64Array(a.length);
+/** Step 1's tie tolerance at every point (0 where a value is infinite). */
+export function tieTolerance(a: Num, b: Num, rtol = RTOL, atol = ATOL): Float64Array {
+  const out = new Float64Array(a.length);
   for (let k = 0; k < a.length; k++) {
-    const reps = bootA.map((row, r) => row[k] - bootB[r][k]);
-    const d = a[k] - b[k];
-    lower[k] = 2 * d - quantile(reps, 1 - alpha);
-    upper[k] = 2 * d - quantile(reps, alpha);
+    const scale = Math.max(Math.abs(a[k]), Math.abs(b[k]));
+    out[k] = atol + rtol * (Number.isFinite(scale) ? scale : 0);
+  }
+  return out;
+}
+
+export type MarginUnit = "n" | "relative";
+
+/** Step 5: the margin at every point, never below the tie tolerance. */
+export function margins(
+  a: Num, b: Num, unit: MarginUnit, margin: number, n: number, rtol = RTOL, atol = ATOL,
+): Float64Array {
+  const tol = tieTolerance(a, b, rtol, atol);
+  const out = new Float64Array(a.length);
+  for (let k = 0; k < a.length; k++) {
+    const scale = Math.max(Math.abs(a[k]), Math.abs(b[k]));
+    const m = unit === "n" ? margin * n : margin * (Number.isFinite(scale) ? scale : 0);
+    out[k] = Math.max(m, tol[k]);
+  }
+  return out;
+}
+
+/** Step 5: the signs where the lead exceeds the margin, 0 elsewhere. */
+export function materialSigns(a: Num, b: Num, s: ArrayLike<number>, m: Num): Int8Array {
+  const out = new Int8Array(s.length);
+  for (let k = 0; k < s.length; k++) out[k] = Math.abs(a[k] - b[k]) > m[k] ? s[k] : 0;
+  return out;
+}
+
+const negate = (s: ArrayLike<number>) => Int8Array.from(s, (x) => -x);
+
+function shareHolds(theta: Num, a: Num, b: Num, sm: ArrayLike<number>, axis: Axis, step: boolean,
+                    minShare: number): boolean {
+  let any = false;
+  for (let k = 0; k < sm.length; k++) if (sm[k] > 0) any = true;
+  return any && shareAhead(theta, a, b, sm, axis, step) >= minShare;
+}
+
+/** A side holds: somewhere, and on at least minShare of the domain (step 4 on its indicator). */
+function holds(theta: Num, mask: boolean[], axis: Axis, step: boolean, minShare: number): boolean {
+  const ind = Int8Array.from(mask, (x) => (x ? 1 : 0));
+  return shareHolds(theta, Float64Array.from(ind), new Float64Array(ind.length), ind, axis, step,
+    minShare);
+}
+
+export interface MarginReading { verdict: Verdict; lead: number; share: number }
+
+/** Step 5: the verdict with the margin, and the dismissed side's largest lead and share. */
+export function marginVerdict(
+  theta: Num, a: Num, b: Num, s: ArrayLike<number>, m: Num, axis: Axis, step: boolean,
+  minShare = MIN_SHARE, unit: MarginUnit = "relative",
+): MarginReading {
+  const sm = materialSigns(a, b, s, m);
+  const ahead = shareHolds(theta, a, b, sm, axis, step, minShare);
+  const behind = shareHolds(theta, b, a, negate(sm), axis, step, minShare);
+  const verdict = verdictOf([ahead ? 1 : 0, behind ? -1 : 0]);
+  const side = verdict === "dominates" ? -1 : verdict === "dominated" ? 1 : 0;
+  let lead = -Infinity;
+  let found = false;
+  for (let k = 0; side !== 0 && k < s.length; k++) {
+    if (s[k] !== side) continue;
+    found = true;
+    let gap = side * (a[k] - b[k]);
+    if (unit !== "n") gap /= Math.max(Math.abs(a[k]), Math.abs(b[k]));
+    lead = Number.isNaN(gap) || Number.isNaN(lead) ? NaN : Math.max(lead, gap);
+  }
+  if (!found) return { verdict, lead: NaN, share: NaN };
+  const share = side > 0 ? shareAhead(theta, a, b, s, axis, step)
+    : shareAhead(theta, b, a, negate(s), axis, step);
+  return { verdict, lead, share };
+}
+
+/** Step 6: ``sqrt(m / (n - m))``, the delete-d jackknife's rate correction. */
+export function subsampleScale(n: number, m: number): number {
+  return n > m ? Math.sqrt(m / (n - m)) : 0;
+}
+
+/** Step 6: one set's replicate errors (replicate r at point k is boot[r][k]), with the growth factor. */
+export function centredReplicates(boot: Num[], estimate: Num, scale: number,
+                                  cap: number): Float64Array[] {
+  const R = boot.length;
+  const K = estimate.length;
+  const mean = new Float64Array(K);
+  for (let k = 0; k < K; k++) {
+    let sum = 0;
+    for (let r = 0; r < R; r++) sum += boot[r][k];
+    mean[k] = sum / R;
+  }
+  return boot.map((row) => {
+    const out = new Float64Array(K);
+    for (let k = 0; k < K; k++) {
+      const ratio = estimate[k] / mean[k];
+      const g = Number.isFinite(ratio) ? Math.min(Math.max(ratio, 1), cap) : 1;
+      out[k] = scale * g * (row[k] - mean[k]);
+    }
+    return out;
+  });
+}
+
+/** Step 6: the band of a - b from each set's replicate errors: pointwise or simultaneous. */
+export function bandOfDifference(
+  a: Num, b: Num, centredA: Num[], centredB: Num[], ci: number, simultaneous = true,
+): [Float64Array, Float64Array] {
+  const K = a.length;
+  const R = centredA.length;
+  const alpha = (1 - ci) / 2;
+  const lower = new Float64Array(K);
+  const upper = new Float64Array(K);
+  const c = centredA.map((row, r) => Float64Array.from({ length: K }, (_, k) => row[k] - centredB[r][k]));
+  const d = (k: number) => (a[k] === b[k] ? 0 : a[k] - b[k]);
+  if (!simultaneous) {
+    for (let k = 0; k < K; k++) {
+      const reps = c.map((row) => row[k]);
+      lower[k] = d(k) - quantile(reps, 1 - alpha);
+      upper[k] = d(k) - quantile(reps, alpha);
+    }
+    return [lower, upper];
+  }
+  const bias = new Float64Array(K);
+  const sd = new Float64Array(K);
+  const finite: boolean[] = [];
+  for (let k = 0; k < K; k++) {
+    finite.push(c.every((row) => Number.isFinite(row[k])));
+    if (!finite[k]) continue;
+    let sum = 0;
+    for (let r = 0; r < R; r++) sum += c[r][k];
+    bias[k] = sum / R;
+    if (R > 1) {
+      let ss = 0;
+      for (let r = 0; r < R; r++) ss += (c[r][k] - bias[k]) ** 2;
+      sd[k] = Math.sqrt(ss / (R - 1));
+    }
+  }
+  const spread = finite.map((f, k) => f && sd[k] > 0);
+  let z = 0;
+  if (spread.some((x) => x)) {
+    const maxima = c.map((row) => {
+      let top = -Infinity;
+      for (let k = 0; k < K; k++) if (spread[k]) top = Math.max(top, Math.abs(row[k] - bias[k]) / sd[k]);
+      return top;
+    });
+    z = quantile(maxima, ci);
+  }
+  for (let k = 0; k < K; k++) {
+    const half = finite[k] ? z * sd[k] : Infinity;
+    lower[k] = d(k) - bias[k] - half;
+    upper[k] = d(k) - bias[k] + half;
   }
   return [lower, upper];
 }
 
-/** Step 5: the verdict that holds with confidence, from the band of a - b. */
+/** Step 6: the verdict that holds with confidence, from the band of a - b. */
 export function confidentVerdict(
-  a: Num, b: Num, lower: Num, upper: Num, rtol = RTOL, atol = ATOL,
+  theta: Num, lower: Num, upper: Num, m: Num, axis: Axis, step: boolean, minShare = MIN_SHARE,
 ): ConfidentVerdict {
-  let anyAhead = false;
-  let anyBehind = false;
-  let undecided = false;
-  const s = new Int8Array(a.length);
-  for (let k = 0; k < a.length; k++) {
-    const tol = atol + rtol * Math.max(Math.abs(a[k]), Math.abs(b[k]));
-    const ahead = lower[k] > tol;
-    const behind = upper[k] < -tol;
-    const tied = lower[k] >= -tol && upper[k] <= tol;
-    anyAhead ||= ahead;
-    anyBehind ||= behind;
-    if (!(ahead || behind || tied)) undecided = true;
-    s[k] = ahead ? 1 : behind ? -1 : 0;
-  }
-  if (anyAhead && anyBehind) return "crosses";
-  if (undecided) return "uncertain";
-  return verdictOf(s);
+  const K = lower.length;
+  const mask = (f: (k: number) => boolean) => Array.from({ length: K }, (_, k) => f(k));
+  const ahead = holds(theta, mask((k) => lower[k] > m[k]), axis, step, minShare);
+  const behind = holds(theta, mask((k) => upper[k] < -m[k]), axis, step, minShare);
+  const maybeAhead = holds(theta, mask((k) => !(upper[k] <= m[k])), axis, step, minShare);
+  const maybeBehind = holds(theta, mask((k) => !(lower[k] >= -m[k])), axis, step, minShare);
+  if (ahead && behind) return "crosses";
+  if (ahead && !maybeBehind) return "dominates";
+  if (behind && !maybeAhead) return "dominated";
+  if (!maybeAhead && !maybeBehind) return "tied";
+  return "uncertain";
 }

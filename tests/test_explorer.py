@@ -51,9 +51,16 @@ def test_curves_cross_as_one_float64_buffer_that_decodes_to_the_profiles(tree):
     np.testing.assert_array_equal(values, ds.vendi.values)
     lower = floats[vendi["lower"] : vendi["lower"] + 2 * vendi["n"]].reshape(2, -1)
     np.testing.assert_array_equal(lower, ds.vendi_ci_lower.values)
-    circles = by_name["circles"]  # no bootstrap band: the certified bounds are the band
+    circles = by_name["circles"]  # every family has a subsampling band now
     upper = floats[circles["upper"] : circles["upper"] + 2 * circles["n"]].reshape(2, -1)
-    np.testing.assert_array_equal(upper, ds.circles_upper.values)
+    np.testing.assert_array_equal(upper, ds.circles_ci_upper.values)
+    # The replicates travel too (set, replicate, grid), with what the rule needs around them.
+    reps = vendi["n_boot"]
+    boot = floats[vendi["boot"] : vendi["boot"] + 2 * reps * vendi["n"]].reshape(2, reps, -1)
+    np.testing.assert_array_equal(boot, ds.vendi_boot.values)
+    assert circles["margin_unit"] == "n" and vendi["margin_unit"] == "relative"
+    assert spec["n_samples"] == ds.n_samples.values.tolist()
+    assert spec["subsample_size"] == ds.subsample_size.values.tolist() and spec["ci"] == 0.95
     assert by_name["richness"]["parameter"] is None and by_name["richness"]["n"] == 1
 
 

@@ -1,4 +1,4 @@
-"""Bootstrap bands, confident verdicts, subsampling to a common size, and the summary."""
+"""Subsampling bands, confident verdicts, subsampling to a common size, and the summary."""
 
 import numpy as np
 import pytest
@@ -28,13 +28,18 @@ def boot_tree():
 
 def test_bands_bracket_the_estimate_and_are_stored_with_replicates(boot_tree):
     ds = boot_tree["g/cosine"].to_dataset()
-    for fam, dim in (("vendi", "q"), ("energy", "s"), ("average_distance", None)):
+    for fam, dim in (
+        ("vendi", "q"),
+        ("energy", "s"),
+        ("average_distance", None),
+        ("magnitude", "t"),  # distinct-point families get bands too (no duplicates)
+    ):
         est, lo, hi = ds[fam], ds[f"{fam}_ci_lower"], ds[f"{fam}_ci_upper"]
         assert (lo <= est).all() and (est <= hi).all()
         assert ds[f"{fam}_boot"].dims == ("set", "boot", *((dim,) if dim else ()))
         assert ds[f"{fam}_boot"].sizes["boot"] == 60
-    assert "magnitude_ci_lower" not in ds  # distinct-point families are not bootstrapped
-    assert ds.attrs["n_boot"] == 60 and ds.attrs["ci_method"] == "basic bootstrap"
+    assert ds.attrs["n_boot"] == 60 and ds.attrs["ci_method"].startswith("subsampling")
+    assert ds.subsample_size.values.tolist() == [60, 60]  # half of 120, without replacement
 
 
 def test_bootstrap_is_reproducible_from_the_seed():
@@ -47,32 +52,42 @@ def test_bootstrap_is_reproducible_from_the_seed():
     assert np.array_equal(a, b) and not np.array_equal(a, c)
 
 
-def test_bootstrap_replicate_equals_the_family_on_the_resampled_multiset():
-    # One replicate recomputed independently: the resample's Vendi score with its duplicates.
+def test_replicate_equals_the_family_on_a_half_subsample_without_replacement():
+    # One replicate recomputed independently: half of the set, no sample twice.
     rng = np.random.default_rng(2)
     X = rng.standard_normal((30, 5))
     tree = dp.profiles(
         {"x": X, "y": X[:20]},
         representation="g",
         distance="cosine",
-        families=["vendi", "average_distance"],
+        families=["vendi", "average_distance", "richness"],
         domains={"vendi": [0.5, 1.0, 2.0]},
         n_boot=3,
         seed=11,
     )
     ds = tree["g/cosine"].to_dataset()
-    idx = np.random.default_rng([11, 0]).integers(0, 30, 30)  # the first set's first resample
+    idx = np.sort(np.random.default_rng([11, 0]).choice(30, 15, replace=False))
     Xr = X[idx] / np.linalg.norm(X[idx], axis=1, keepdims=True)
     K = Xr @ Xr.T
     np.fill_diagonal(K, 1.0)
     assert ds.vendi_boot.sel(set="x").values[0] == pytest.approx(
         dp.vendi_score(K, [0.5, 1.0, 2.0]), rel=1e-9
     )
-    # Average distance over pairs of distinct draws that are not copies of one sample.
-    same = idx[:, None] == idx[None, :]
     D = 1 - Xr @ Xr.T
     assert float(ds.average_distance_boot.sel(set="x")[0]) == pytest.approx(
-        D[~same].mean(), rel=1e-9
+        D[np.triu_indices(15, 1)].mean(), rel=1e-9
+    )
+    assert ds.richness_boot.sel(set="x").values.tolist() == [15, 15, 15]  # no duplicates
+    # m = n/2 exactly for x (30 -> 15): the rate correction sqrt(m/(n-m)) is 1, so the
+    # band is the estimate minus the replicates' centred quantiles (numpy's linear rule).
+    reps = ds.average_distance_boot.sel(set="x").values
+    est = float(ds.average_distance.sel(set="x"))
+    q_lo, q_hi = np.quantile(reps, [0.025, 0.975])
+    assert float(ds.average_distance_ci_lower.sel(set="x")) == pytest.approx(
+        est - (q_hi - reps.mean()), rel=1e-12
+    )
+    assert float(ds.average_distance_ci_upper.sel(set="x")) == pytest.approx(
+        est - (q_lo - reps.mean()), rel=1e-12
     )
 
 
@@ -80,7 +95,8 @@ def test_confident_verdicts_separate_real_differences_from_noise(boot_tree):
     res = boot_tree.dp.compare()["g/cosine"]
     assert res.verdict_ci.sel(set_a="round", set_b="flat", family="vendi") == "dominates"
     assert res.verdict_ci.sel(set_a="flat", set_b="round", family="vendi") == "dominated"
-    assert res.verdict_ci.sel(set_a="round", set_b="flat", family="magnitude") == "no band"
+    across = res.verdict_ci.sel(set_a="round", set_b="flat").values.tolist()
+    assert "no band" not in across  # every family has replicates, magnitude included
     rng = np.random.default_rng(4)
     same = {"a": rng.standard_normal((80, 8)), "b": rng.standard_normal((80, 8))}
     tree = dp.profiles(
@@ -90,10 +106,11 @@ def test_confident_verdicts_separate_real_differences_from_noise(boot_tree):
 
 
 def test_bands_cover_the_truth_at_about_the_stated_rate():
-    # Population Vendi of the cosine kernel of N(0, diag(ANISO^2)) from a huge sample.
+    # What the band promises (resampling.py): E[Vendi at n = 150] of the cosine kernel of
+    # N(0, diag(ANISO^2)), the mean over 2000 fresh samples (Monte Carlo sd ~0.1% of it).
     rng = np.random.default_rng(5)
-    big = rng.standard_normal((400_000, 8)) * ANISO
-    truth = dp.vendi_score_dual(big)
+    draws = rng.standard_normal((2000, 150, 8)) * ANISO
+    truth = np.mean([dp.vendi_score_dual(x, 1.0) for x in draws])
     covered = 0
     reps = 40
     for rep in range(reps):
@@ -177,3 +194,27 @@ def test_bad_uncertainty_options(kwargs, match):
             families="richness",
             **kwargs,
         )
+
+
+def test_margins_are_settable_and_checked():
+    tree = dp.profiles(
+        {"A": [[1.0], [2.0], [3.0]], "B": [[0.0], [4.0]]},
+        representation="l",
+        distance="euclidean",
+        families=["richness", "average_distance", "circles"],
+        domains={"circles": [0.5, 1.5, 2.5, 3.5]},
+    )
+    res = tree.dp.compare(margins=0)["l/euclidean"]
+    assert (res.verdict.values == res.verdict_plain.values).all()
+    assert res.attrs["margin_circles"] == 0.0 and res.attrs["margin_unit_circles"] == "n"
+    # Richness 3 vs 2 is a lead of one sample: within a margin of half of n = 2.
+    wide = tree.dp.compare(margins={"richness": 0.5})["l/euclidean"]
+    assert str(wide.verdict.sel(set_a="A", set_b="B", family="richness").values) == "tied"
+    with pytest.raises(ValueError, match=r"margin of 'richness' .* number >= 0.*Got -1"):
+        tree.dp.compare(margins={"richness": -1})
+    with pytest.raises(ValueError, match=r"names a family not compared here: 'vendi'"):
+        tree.dp.compare(margins={"vendi": 0.1})
+    with pytest.raises(ValueError, match=r"'min_share'.*\[0, 1\]"):
+        tree.dp.compare(min_share=2)
+    with pytest.raises(ValueError, match=r"band"):
+        tree.dp.compare(band="sup")

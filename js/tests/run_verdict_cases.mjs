@@ -20,10 +20,19 @@ const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
     crossings: rule.crossings(theta, a, b, s, c.axis, c.step),
     share: rule.shareAhead(theta, a, b, s, c.axis, c.step),
   };
+  const m = rule.margins(a, b, c.unit, c.margin, c.n);
+  const reading = rule.marginVerdict(theta, a, b, s, m, c.axis, c.step, c.min_share, c.unit);
+  Object.assign(result, { margins: Array.from(m), margin_verdict: reading.verdict,
+    lead: [reading.lead], minor_share: [reading.share] });
   if (c.boot_a) {
-    const [lower, upper] = rule.bandOfDifference(a, b, c.boot_a.map(arr), c.boot_b.map(arr), c.ci);
-    result.band = [Array.from(lower), Array.from(upper)];
-    result.confident = rule.confidentVerdict(a, b, lower, upper);
+    const ca = rule.centredReplicates(c.boot_a.map(arr), a, c.scale_a, c.cap);
+    const cb = rule.centredReplicates(c.boot_b.map(arr), b, c.scale_b, c.cap);
+    for (const [band, simultaneous] of [["pointwise", false], ["simultaneous", true]]) {
+      const [lower, upper] = rule.bandOfDifference(a, b, ca, cb, c.ci, simultaneous);
+      result[band] = [Array.from(lower), Array.from(upper)];
+      result[`confident_${band}`] = rule.confidentVerdict(theta, lower, upper, m, c.axis, c.step,
+        c.min_share);
+    }
   }
   return result;
 });

@@ -1,6 +1,9 @@
 // The browser's verdict rule on curves with known answers (closed forms).
 import { describe, expect, it } from "vitest";
-import { confidentVerdict, crossings, shareAhead, signs, verdictOf } from "../verdict";
+import {
+  bandOfDifference, centredReplicates, confidentVerdict, crossings, margins, marginVerdict, shareAhead,
+  signs, verdictOf,
+} from "../verdict";
 
 const geomspace = (a: number, b: number, n: number) =>
   Float64Array.from({ length: n }, (_, k) => a * (b / a) ** (k / (n - 1)));
@@ -40,10 +43,44 @@ describe("verdict rule", () => {
     expect(verdictOf(signs([1, 2, 3], [1 + 1e-9, 2, 3]))).toBe("tied");
   });
 
-  it("needs the whole band above zero to call dominance with confidence", () => {
+  it("needs the whole band above the margin's floor to call dominance with confidence", () => {
+    const x = [1, 2, 3];
     const ones = [1, 1, 1];
-    const zeros = [0, 0, 0];
-    expect(confidentVerdict(ones, zeros, [0.5, 0.2, 0.1], ones)).toBe("dominates");
-    expect(confidentVerdict(ones, zeros, [0.5, -0.2, 0.1], ones)).toBe("uncertain");
+    const m = [0.05, 0.05, 0.05];
+    expect(confidentVerdict(x, [0.5, 0.2, 0.1], ones, m, "linear", false)).toBe("dominates");
+    expect(confidentVerdict(x, [0.5, -0.2, 0.1], ones, m, "linear", false)).toBe("uncertain");
+    expect(confidentVerdict(x, [-0.01, -0.01, -0.01], [0.01, 0.01, 0.01], m, "linear", false)).toBe("tied");
+  });
+
+  it("dismisses a one-sample lead of a count on 1% of the domain", () => {
+    // 101 thresholds; A leads by one circle at the second, B by 10 from the third on.
+    const tau = Float64Array.from({ length: 101 }, (_, k) => k / 100);
+    const a = new Float64Array(101).fill(150);
+    const b = a.map((_, k) => (k === 1 ? 149 : k >= 2 ? 160 : 150));
+    const s = signs(a, b);
+    expect(verdictOf(s)).toBe("crosses");
+    const m = margins(a, b, "n", 0.01, 150); // 1.5 samples
+    const reading = marginVerdict(tau, a, b, s, m, "linear", true, 0.05, "n");
+    expect(reading.verdict).toBe("dominated");
+    expect(reading.lead).toBe(1);
+    expect(reading.share).toBeCloseTo(0.01, 12);
+    // Without the margin, the blip makes a crossing again.
+    const none = margins(a, b, "n", 0, 150);
+    expect(marginVerdict(tau, a, b, s, none, "linear", true, 0, "n").verdict).toBe("crosses");
+  });
+
+  it("widens a simultaneous band over a pointwise one (sup-t over the replicates)", () => {
+    // Two points, three replicate errors each: sd 1 and 2, |z| maxima 1, 0, 1.
+    const c = [[-1, -2], [0, 0], [1, 2]];
+    const zero = c.map(() => [0, 0]);
+    const [lo, hi] = bandOfDifference([5, 5], [0, 0], c, zero, 0.5, true);
+    expect(Array.from(lo)).toEqual([4, 3]);
+    expect(Array.from(hi)).toEqual([6, 7]);
+    // Replicate errors: centred on their mean, scaled by the rate correction.
+    const errors = centredReplicates([[1], [3]], [2], 0.5, 2);
+    expect(errors.map((r) => r[0])).toEqual([-0.5, 0.5]);
+    // A count that grows with n: the estimate is twice the replicates' mean (m = n/2).
+    const grown = centredReplicates([[1], [3]], [4], 1, 2);
+    expect(grown.map((r) => r[0])).toEqual([-2, 2]);
   });
 });

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import verdict as rule
-from ._validation import check_real
+from ._validation import check_real, one_of
 from .families import FAMILIES
 
 FUNC = "compare"
@@ -73,9 +73,45 @@ def _agreement(verdicts: list[str]) -> str:
     return "mixed"
 
 
-def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float):
+def _sizes(ds, S: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per set: the n the estimates stand for (``common_n`` if used), and the scale and
+    growth cap n/m of its replicates (verdict.py step 6; NaN without replicates)."""
+    n = np.asarray(ds["n_samples"].values, float) if "n_samples" in ds else np.full(S, np.nan)
+    if "common_n" in ds.attrs:
+        n = np.full(S, float(ds.attrs["common_n"]))
+    scales, caps = np.full(S, np.nan), np.full(S, np.nan)
+    if "subsample_size" in ds:
+        m = np.asarray(ds["subsample_size"].values, float)
+        scales = np.array([rule.subsample_scale(int(a), int(b)) for a, b in zip(n, m, strict=True)])
+        caps = n / m
+    return n, scales, caps
+
+
+def _margins_of(margins, fams: list[str]) -> dict[str, float]:
+    """Each family's margin: its default, or the user's (one number or per family)."""
+    out = {f: FAMILIES[f].margin for f in fams}
+    if margins is None:
+        return out
+    given = margins if isinstance(margins, Mapping) else dict.fromkeys(fams, margins)
+    for fam, value in given.items():
+        if fam not in out:
+            raise ValueError(
+                f"margins passed to {FUNC} names a family not compared here: {fam!r}. "
+                f"Families: {sorted(out)}."
+            )
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(
+                f"The margin of {fam!r} passed to {FUNC} must be a number >= 0 (a fraction of n "
+                f"for counts, relative otherwise; 0 turns it off). Got {value!r}."
+            )
+        out[fam] = float(value)
+    return out
+
+
+def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     import xarray as xr
 
+    rtol, atol, min_share = opts["rtol"], opts["atol"], opts["min_share"]
     labels = [str(s) for s in ds["set"].values]
     if len(labels) < 2:
         raise ValueError(
@@ -89,16 +125,23 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
             f"Families there: {sorted(curves)}."
         )
     fams = list(curves)
+    chosen = _margins_of(opts["margins"], fams)
     S, F = len(labels), len(fams)
     verdicts = np.full((S, S, F), "tied", dtype=object)
+    plain = np.full((S, S, F), "tied", dtype=object)
     confident = np.full((S, S, F), "no band", dtype=object)
+    minor = np.full((2, S, S, F), np.nan)  # dismissed side's lead and share
     ci = float(ds.attrs.get("ci", 0.95))
     shares = np.zeros((S, S, F))
     found: dict[tuple[int, int, int], list[float]] = {}
     attrs = {k: v for k, v in ds.attrs.items()}
-    attrs.update(rtol=rtol, atol=atol)
+    attrs.update(rtol=rtol, atol=atol, min_share=min_share, band=opts["band"])
+    sizes, scales, caps = _sizes(ds, S)
     for f, fam in enumerate(fams):
         param, grid, values = curves[fam]
+        family = FAMILIES[fam]
+        attrs[f"margin_{fam}"] = chosen[fam]
+        attrs[f"margin_unit_{fam}"] = family.margin_unit
         if fam in domains and param is not None:
             keep, how = _narrow(fam, grid, domains[fam], path)
         else:
@@ -106,28 +149,40 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
             how = "full grid" if param is not None else "scale-free"
         attrs[f"domain_{fam}"] = how
         theta, vals = grid[keep], values[:, keep]
-        boots = None
-        if f"{fam}_boot" in ds:  # (set, boot[, param]) -> per set (boot, kept points)
+        centred = None
+        if f"{fam}_boot" in ds and np.isfinite(scales).all():
             raw = np.asarray(ds[f"{fam}_boot"].values, dtype=np.float64)
-            boots = raw[..., None] if param is None else raw[..., keep]
-        axis, step = FAMILIES[fam].axis, FAMILIES[fam].step
+            raw = raw[..., None] if param is None else raw[..., keep]
+            centred = [
+                rule.centred_replicates(raw[k], vals[k], scales[k], caps[k]) for k in range(S)
+            ]
+        axis, step = family.axis, family.step
         for i in range(S):
             for j in range(S):
                 if i == j:
                     continue
-                s = rule.signs(vals[i], vals[j], rtol, atol)
-                verdicts[i, j, f] = rule.verdict_of(s)
-                if boots is not None:
-                    lo, hi = rule.band_of_difference(vals[i], vals[j], boots[i], boots[j], ci)
+                a, b = vals[i], vals[j]
+                n_pair = float(np.nan_to_num(min(sizes[[i, j]])))  # unknown n: no margin
+                s = rule.signs(a, b, rtol, atol)
+                m = rule.margins(a, b, family.margin_unit, chosen[fam], n_pair, rtol, atol)
+                plain[i, j, f] = rule.verdict_of(s)
+                verdicts[i, j, f], lead, share = rule.margin_verdict(
+                    theta, a, b, s, m, axis, step, min_share, family.margin_unit
+                )
+                minor[:, i, j, f] = lead, share
+                if centred is not None:
+                    lo, hi = rule.band_of_difference(
+                        a, b, centred[i], centred[j], ci, opts["band"] == "simultaneous"
+                    )
                     confident[i, j, f] = rule.confident_verdict(
-                        vals[i], vals[j], lo, hi, rtol, atol
+                        theta, lo, hi, m, axis, step, min_share
                     )
                 if param is None:
                     shares[i, j, f] = float(s[0] > 0)
                     continue
-                shares[i, j, f] = rule.share_ahead(theta, vals[i], vals[j], s, axis, step)
+                shares[i, j, f] = rule.share_ahead(theta, a, b, s, axis, step)
                 if verdicts[i, j, f] == "crosses":
-                    found[i, j, f] = rule.crossings(theta, vals[i], vals[j], s, axis, step)
+                    found[i, j, f] = rule.crossings(theta, a, b, s, axis, step)
     width = max((len(v) for v in found.values()), default=0)
     cross = np.full((S, S, F, max(width, 1)), np.nan)
     counts = np.zeros((S, S, F), dtype=np.int64)
@@ -145,13 +200,37 @@ def _compare_condition(ds, path: str, domains: Mapping, rtol: float, atol: float
     return xr.Dataset(
         {
             "n_samples": (("set_a",), sizes),
-            "verdict": (dims, verdicts.astype(str), {"values": ", ".join(rule.VERDICTS)}),
+            "verdict": (
+                dims,
+                verdicts.astype(str),
+                {
+                    "values": ", ".join(rule.VERDICTS),
+                    "note": "leads within the margin or on < min_share of the domain are dismissed",
+                },
+            ),
+            "verdict_plain": (
+                dims,
+                plain.astype(str),
+                {"note": "without the margin: any lead beyond the tie tolerance counts"},
+            ),
+            "minor_lead": (
+                dims,
+                minor[0],
+                {"note": "largest lead of the dismissed side (samples, or relative); NaN if none"},
+            ),
+            "minor_share": (
+                dims,
+                minor[1],
+                {"note": "share of the domain where the dismissed side leads; NaN if none"},
+            ),
             "verdict_ci": (
                 dims,
                 confident.astype(str),
                 {
                     "values": ", ".join(rule.CONFIDENT_VERDICTS) + ", no band",
-                    "note": f"holds at confidence {ci:g} (basic bootstrap band of the difference)",
+                    "note": f"holds at confidence {ci:g} over the whole domain compared "
+                    f"({opts['band']} band of the difference from half-sample replicates); "
+                    "'no band' where the profiles have no replicates (n_boot=0)",
                 },
             ),
             "crossings": ((*dims, "crossing"), cross, {"note": "NaN-padded crossing parameters"}),
@@ -174,6 +253,9 @@ def compare(
     domains: Mapping[str, Sequence[float]] | None = None,
     rtol: float = rule.RTOL,
     atol: float = rule.ATOL,
+    margins: float | Mapping[str, float] | None = None,
+    min_share: float = rule.MIN_SHARE,
+    band: str = "simultaneous",
 ):
     """Verdicts for every ordered pair of sets, family and condition of a profile tree.
 
@@ -185,13 +267,25 @@ def compare(
         Narrow a family's parameter domain; it must lie inside the computed grid.
     rtol, atol : float
         Tolerances below which two curves are tied at a point.
+    margins : float or dict of str to float, optional
+        Practical-significance margin (``verdict.py``, step 5), for every family or
+        per family: a fraction of the smaller set's size for Circles and richness,
+        relative to the larger value for the others. Default 0.01 for each; 0 turns
+        it off (then ``verdict`` equals ``verdict_plain``).
+    min_share : float, default 0.05
+        A lead held on less than this share of the domain does not count.
+    band : {"simultaneous", "pointwise"}
+        Band of each difference behind ``verdict_ci``: simultaneous (sup-t, holds
+        over the whole domain at level ``ci``) or pointwise.
 
     Returns
     -------
     xarray.DataTree
-        The same condition paths; each node has ``verdict``, ``crossings``
-        (NaN-padded along ``crossing``), ``n_crossings`` and ``share_ahead`` on
-        ``(set_a, set_b, family)`` and the cross-family ``agreement(set_a, set_b)``.
+        The same condition paths; each node has ``verdict`` (with the margin),
+        ``verdict_plain`` (without), ``minor_lead`` / ``minor_share`` (the dismissed
+        side of a dominance), ``verdict_ci``, ``crossings`` (NaN-padded along
+        ``crossing``), ``n_crossings`` and ``share_ahead`` on ``(set_a, set_b,
+        family)`` and the cross-family ``agreement(set_a, set_b)``.
 
     Examples
     --------
@@ -222,8 +316,18 @@ def compare(
     paths = conditions_of(tree)
     if not paths:
         raise ValueError(f"The tree passed to {FUNC} holds no profiles (no node with a 'set' dim).")
+    one_of(band, "band", FUNC, ("simultaneous", "pointwise"))
+    if (
+        isinstance(min_share, bool)
+        or not isinstance(min_share, (int, float))
+        or not (0 <= min_share <= 1)
+    ):
+        raise ValueError(
+            f"The 'min_share' argument of {FUNC} must be a number in [0, 1]. Got {min_share!r}."
+        )
+    opts = dict(rtol=rtol, atol=atol, margins=margins, min_share=float(min_share), band=band)
     nodes = {
-        path: _compare_condition(tree[path].to_dataset(), path, dict(domains or {}), rtol, atol)
+        path: _compare_condition(tree[path].to_dataset(), path, dict(domains or {}), opts)
         for path in paths
     }
     return xr.DataTree.from_dict(nodes)

@@ -18,6 +18,7 @@ import xarray as xr
 
 from .accessor import band_of, conditions_of
 from .families import FAMILIES
+from .verdict import MIN_SHARE
 
 _BUNDLE = Path(__file__).parent / "static" / "widget.js"
 #: Carried by every explorer display; drawn by the JupyterLab extension with no kernel.
@@ -38,6 +39,14 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         return start
 
     families = []
+    # The n the estimates stand for: common_n when the sets were subsampled to it.
+    sizes = (
+        np.full(len(sets), float(ds.attrs["common_n"]))
+        if "common_n" in ds.attrs
+        else np.asarray(ds["n_samples"].values, float)
+        if "n_samples" in ds
+        else np.full(len(sets), np.nan)
+    )
     for name, fam in FAMILIES.items():
         if name not in ds.data_vars:
             continue
@@ -45,6 +54,10 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         grid = ds[fam.parameter].values if fam.parameter else np.zeros(1)
         values = values.reshape(len(sets), grid.size)
         lower, upper = band_of(ds, name)
+        # Replicates (set, replicate, grid) let the view compute simultaneous bands for the
+        # domain the user narrows to, by the rule of compare (verdict.py, step 6).
+        boot = ds[f"{name}_boot"] if f"{name}_boot" in ds else None
+        n_boot = 0 if boot is None else int(boot.sizes["boot"])
         families.append(
             {
                 "name": name,
@@ -61,6 +74,12 @@ def pack_condition(ds) -> tuple[dict, bytes]:
                 "upper": None
                 if upper is None
                 else put(np.asarray(upper.values).reshape(values.shape)),
+                "margin_unit": fam.margin_unit,
+                "margin": fam.margin,
+                "boot": None
+                if boot is None
+                else put(np.asarray(boot.values).reshape(len(sets), n_boot, grid.size)),
+                "n_boot": n_boot,
             }
         )
     spec = {
@@ -69,6 +88,12 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         "distance": str(ds.attrs.get("distance")),
         "sets": sets,
         "families": families,
+        "n_samples": [float(n) if np.isfinite(n) else None for n in sizes],
+        "subsample_size": None
+        if "subsample_size" not in ds
+        else [int(m) for m in ds["subsample_size"].values],
+        "ci": float(ds.attrs["ci"]) if "ci" in ds.attrs else None,
+        "min_share": MIN_SHARE,
     }
     return spec, np.concatenate(chunks).tobytes() if chunks else b""
 

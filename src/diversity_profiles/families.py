@@ -27,6 +27,10 @@ class Family:
     domain: Callable[[Condition, int], tuple[np.ndarray, str]] | None
     evaluate: Callable[[Condition, PreparedSet, np.ndarray], Result]
     step: bool = False  # an integer step function of its parameter (compared without interpolation)
+    #: Practical-significance margin of the verdict rule (verdict.py, step 5): a fraction
+    #: of the smaller set's size for counts ("n"), of the larger value otherwise.
+    margin_unit: str = "relative"
+    margin: float = 0.01
 
 
 # --- Vendi -----------------------------------------------------------------
@@ -163,11 +167,33 @@ FAMILIES: dict[str, Family] = {
     for f in (
         Family("vendi", "q", "log", "Vendi score", _q_domain, _vendi),
         Family("magnitude", "t", "log", "magnitude", _t_domain, _magnitude),
-        Family("circles", "tau", "linear", "number of circles", _tau_domain, _circles, step=True),
+        Family(
+            "circles",
+            "tau",
+            "linear",
+            "number of circles",
+            _tau_domain,
+            _circles,
+            step=True,
+            margin_unit="n",
+        ),
         Family("energy", "s", "log", "energy", _s_domain, _energy),
         Family(
-            "average_distance", None, "none", "average pairwise distance", None, _average_distance
+            "average_distance",
+            None,
+            "none",
+            "average pairwise distance",
+            None,
+            _average_distance,
         ),
-        Family("richness", None, "none", "richness (distinct items)", None, _richness),
+        Family(
+            "richness",
+            None,
+            "none",
+            "richness (distinct items)",
+            None,
+            _richness,
+            margin_unit="n",
+        ),
     )
 }

@@ -166,34 +166,45 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
             data_vars[f"{var}_sd"] = (dims, spread, {"family": fam.name, "role": "spread"})
         notes.update(common_n=unc.common_n, n_subsamples=unc.n_subsamples)
     if unc.n_boot > 0:
+        from .verdict import subsample_scale
+
         show = plan_repeats(
-            lambda: resampling.bootstrap(cond, fams, grid_only, 1, unc.seed, unc.common_n),
+            lambda: resampling.half_samples(cond, fams, grid_only, 1, unc.seed, unc.common_n),
             unc.n_boot,
             arg="n_boot",
             func=FUNC,
             max_seconds=unc.max_seconds,
             result_bytes=per_rep * unc.n_boot,
         )
-        reps = resampling.bootstrap(
+        reps = resampling.half_samples(
             cond, fams, grid_only, unc.n_boot, unc.seed, unc.common_n, show=show
+        )
+        full = np.array([unc.common_n or item.n for item in cond.sets])
+        half = np.array([resampling.half_size(int(n)) for n in full])
+        scales = np.array(
+            [subsample_scale(int(n), int(m)) for n, m in zip(full, half, strict=True)]
+        )
+        method = "subsampling without replacement, m = n/2, scaled by sqrt(m/(n-m))"
+        data_vars["subsample_size"] = (
+            ("set",),
+            half,
+            {"role": "replicate size m", "scale": "sqrt(m / (n - m)), n = n_samples or common_n"},
         )
         for var, values in reps.items():
             est, _, fam = estimates[var]
-            with warnings.catch_warnings():  # resamples without a pair: NaN bands, no noise
+            with warnings.catch_warnings():  # replicates without a pair: NaN bands, no noise
                 warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
-                lower, upper = resampling.bands(est, values, unc.ci)
+                lower, upper = resampling.bands(est, values, unc.ci, scales, full / half)
             dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
-            role = {"family": fam.name, "ci": unc.ci, "method": "basic bootstrap"}
+            role = {"family": fam.name, "ci": unc.ci, "method": method}
             data_vars[f"{var}_ci_lower"] = (dims, lower, {**role, "role": "ci_lower"})
             data_vars[f"{var}_ci_upper"] = (dims, upper, {**role, "role": "ci_upper"})
             data_vars[f"{var}_boot"] = (
                 ("set", "boot", *dims[1:]),
                 values,
-                {"family": fam.name, "role": "replicates"},
+                {"family": fam.name, "role": "replicates", "method": method},
             )
-        notes.update(
-            n_boot=unc.n_boot, ci=unc.ci, ci_method="basic bootstrap", bootstrap_seed=unc.seed
-        )
+        notes.update(n_boot=unc.n_boot, ci=unc.ci, ci_method=method, bootstrap_seed=unc.seed)
     return notes
 
 
@@ -316,11 +327,14 @@ def profiles(
     seed : int, default 0
         Seed of the randomised parts (Circles tie-breaking, resampling).
     n_boot : int, default 0
-        Bootstrap resamples per set. With ``n_boot > 0`` every family gets
-        ``<family>_ci_lower`` / ``<family>_ci_upper`` bands (basic bootstrap at
-        level ``ci``) and its replicates ``<family>_boot(set, boot, ...)``, which
-        :func:`compare` uses for verdicts that hold with confidence. Resamples
-        reuse the computed matrices; Circles uses its greedy lower bound there.
+        Replicates per set for confidence bands. With ``n_boot > 0`` every family
+        gets ``<family>_ci_lower`` / ``<family>_ci_upper`` (pointwise, level ``ci``)
+        and its replicates ``<family>_boot(set, boot, ...)``: subsamples of half the
+        set drawn without replacement (``subsample_size``), rescaled to n as
+        :mod:`diversity_profiles.resampling` explains. :func:`compare` turns them
+        into simultaneous bands of each difference and verdicts that hold with
+        confidence. Replicates reuse the computed matrices; Circles uses its greedy
+        lower bound there.
     ci : float, default 0.95
         Confidence level of the bands.
     common_n : int or "min", optional

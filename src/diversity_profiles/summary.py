@@ -84,7 +84,58 @@ def _confidence_line(res, a: str, b: str, esc: Text) -> str | None:
         return None
     level = res.attrs.get("ci", 0.95)
     parts = [f"{_family(f, esc)}: {esc(v)}" for f, v in held.items()]
-    return f"with {level:.0%} confidence ({esc(a)} vs {esc(b)}): " + ", ".join(parts)
+    over = "over each whole domain" if res.attrs.get("band") == "simultaneous" else "pointwise"
+    return f"with {level:.0%} confidence {over} ({esc(a)} vs {esc(b)}): " + ", ".join(parts)
+
+
+def _amount(lead: float, unit: str) -> str:
+    if unit == "n":
+        return f"≤ {lead:.3g} sample{'' if lead == 1 else 's'}"
+    pct = lead * 100
+    return "< 0.01%" if pct < 0.01 else f"≤ {float(f'{pct:.2g}'):g}%"
+
+
+def _margin_notes(res, a: str, b: str, esc: Text) -> list[str]:
+    """The leads a dominance dismissed as negligible (verdict.py, step 5)."""
+    if "minor_lead" not in res:
+        return []
+    notes = []
+    for f in res.family.values.tolist():
+        v = str(res.verdict.sel(set_a=a, set_b=b, family=f).values)
+        lead = float(res.minor_lead.sel(set_a=a, set_b=b, family=f))
+        if v not in ("dominates", "dominated") or not np.isfinite(lead):
+            continue
+        share = float(res.minor_share.sel(set_a=a, set_b=b, family=f))
+        loser = b if v == "dominates" else a
+        unit = res.attrs.get(f"margin_unit_{f}", "relative")
+        where = "" if FAMILIES[f].parameter is None else f" on {share:.0%} of the domain"
+        if FAMILIES[f].parameter is not None and 0 < share < 0.005:
+            where = " on < 1% of the domain"
+        notes.append(f"{esc(loser)} ahead by {_amount(lead, unit)}{where} in {_family(f, esc)}")
+    return [f"within the margin: {'; '.join(notes)}"] if notes else []
+
+
+def _rule_lines(res, esc: Text) -> list[str]:
+    """How the verdicts were read: the margins, and whether any holds with confidence."""
+    attrs = res.attrs
+    if "min_share" not in attrs:
+        return []
+    parts = []
+    for f in res.family.values.tolist():
+        margin, unit = attrs.get(f"margin_{f}"), attrs.get(f"margin_unit_{f}")
+        if margin is not None:
+            unit_text = " × n samples" if unit == "n" else " relative"
+            parts.append(f"{_family(f, esc)} {float(margin):g}{unit_text}")
+    lines = [
+        "Margins (leads within them, or on less than "
+        f"{attrs['min_share']:.0%} of the domain, are negligible): " + ", ".join(parts) + "."
+    ]
+    if "verdict_ci" in res and (res.verdict_ci.values == "no band").all():
+        lines.append(
+            "No verdict here holds with confidence: the profiles have no replicates "
+            "(profile with n_boot > 0 for bands)."
+        )
+    return lines
 
 
 def summarize_condition(
@@ -131,10 +182,12 @@ def summarize_condition(
                 "profile them with `common_n='min'` before reading these verdicts as "
                 "differences between the generators."
             )
+    lines += _rule_lines(res, esc)
     lines.append("")
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
             lines += [f"- {line}" for line in _pair_lines(res, a, b, esc)]
+            lines += [f"  - {note}" for note in _margin_notes(res, a, b, esc)]
             confidence = _confidence_line(res, a, b, esc)
             if confidence:
                 lines.append(f"  - {confidence}")
