@@ -1,0 +1,360 @@
+"""``dp.explain``: store why a profile says what it says, next to the profile.
+
+Layout, under a condition node ``C = "{representation}/{distance}"`` (child nodes; set
+labels are untrusted, so nodes are named by position and carry the label as an attribute):
+
+``C/samples/set_{k}`` — the k-th set of ``C["set"]``; attrs ``set`` (label), ``set_index``.
+    Dimension ``sample`` (0..n−1, the rows as passed), ``mode`` and ``rank``:
+    ``nn_distance``, ``nn_index``, ``duplicate_group`` (sample);
+    ``magnitude_weight`` (sample; attrs ``t``, ``magnitude``);
+    ``circles_member`` (sample, 0/1; attrs ``tau``, ``method`` exact|greedy, ``size``,
+    ``stored_lower``, ``stored_upper``);
+    ``vendi_share`` (mode), ``vendi_loading`` (mode, sample), ``vendi_top`` (mode, rank),
+    ``vendi_contribution`` (sample; attrs ``entropy``);
+    ``display_text``, ``display_image`` (sample; attrs ``kind``, ``image_format``),
+    ``display_truncated`` (sample), and ``category`` (sample) when given.
+``C/distances`` — dimension ``bin`` (coords ``bin_lower``, ``bin_upper``) and the
+    inherited ``set``: ``count`` (set, bin), ``pooled_count`` (bin), per set and pooled
+    concentration statistics, and ``domain_lower``/``domain_upper`` (family) on the
+    distance axis with ``domain_mapping`` (family) saying how.
+``C/categories/set_{k}`` — dimension ``category``: ``category_size``, each family on the
+    condition's grids (``vendi`` (category, q), ...), and the partition measures
+    ``alpha`` ... ``gamma`` (order, category) with ``meta_*`` (order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from . import concentration as _conc
+from . import witnesses as _w
+from .condition import Condition, prepare_sets
+from .families import FAMILIES
+
+FUNC = "explain"
+
+
+def _condition_node(tree, condition):
+    from .accessor import conditions_of
+
+    paths = conditions_of(tree)
+    if condition is None:
+        if len(paths) != 1:
+            raise ValueError(
+                f"The tree passed to {FUNC} holds {len(paths)} conditions {paths}; pass "
+                f"condition='representation/distance' to choose one."
+            )
+        condition = paths[0]
+    if condition not in paths:
+        raise ValueError(
+            f"The 'condition' argument of {FUNC} must be one of {paths}. Got {condition!r}."
+        )
+    return condition, tree[condition].to_dataset()
+
+
+def _rebuild(ds, sets: Mapping, similarities) -> Condition:
+    """The condition behind ``ds`` from the same sets (checked to be the same)."""
+    labels = [str(v) for v in ds["set"].values]
+    if not isinstance(sets, Mapping) or sorted(sets) != sorted(labels):
+        got = sorted(sets) if isinstance(sets, Mapping) else type(sets).__name__
+        raise ValueError(
+            f"The 'sets' argument of {FUNC} must hold the same sets as the profile: {labels}. "
+            f"Got {got}."
+        )
+    tol = float(ds["richness"].attrs.get("tolerance", 0.0)) if "richness" in ds else 0.0
+    prepared = prepare_sets(
+        {k: sets[k] for k in labels},
+        ds.attrs["distance"],
+        similarities=similarities,
+        richness_tol=tol,
+    )
+    for item, n in zip(prepared, ds["n_samples"].values.tolist(), strict=True):
+        if item.n != n:
+            raise ValueError(
+                f"The set {item.label!r} passed to {FUNC} has {item.n} samples but the profile "
+                f"was computed on {n}; pass the same samples."
+            )
+    bandwidth = ds.attrs.get("bandwidth")
+    return Condition(
+        ds.attrs["representation"],
+        ds.attrs["distance"],
+        prepared,
+        None if bandwidth is None else float(bandwidth),
+    )
+
+
+def _pooled(cond: Condition) -> np.ndarray:
+    return np.concatenate([s.D[np.triu_indices(s.n, k=1)] for s in cond.sets])
+
+
+def _snap(grid, value: float) -> float:
+    return float(grid[np.argmin(np.abs(grid - value))]) if grid is not None else value
+
+
+def _similarity_for_partition(cond: Condition, item) -> tuple[np.ndarray, str]:
+    if cond.kernel == "cosine similarity":
+        K = item.embeddings @ item.embeddings.T
+        np.fill_diagonal(K, 1.0)
+        return np.clip(K, 0.0, 1.0), "cosine similarity, negative values set to 0"
+    return np.clip(cond.similarity(item), 0.0, 1.0), cond.kernel
+
+
+def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
+    import xarray as xr
+
+    n = item.n
+    nn_d, nn_j = _w._nearest(item.D)
+    groups = _w.duplicate_groups(item.embeddings, item.D, item.richness_tol)
+    data = {
+        "nn_distance": ("sample", nn_d, {"long_name": "distance to the nearest other sample"}),
+        "nn_index": ("sample", nn_j, {"long_name": "index of the nearest other sample"}),
+        "duplicate_group": (
+            "sample",
+            groups,
+            {
+                "long_name": "near-duplicate group (richness's classes)",
+                "richness": int(groups.max()) + 1,
+                "tolerance": item.richness_tol,
+            },
+        ),
+    }
+    if t is not None:
+        w = _w._magnitude_weights(item.D, t)
+        data["magnitude_weight"] = (
+            "sample",
+            w,
+            {
+                "long_name": "magnitude weighting w = Z_t^-1 1 (sums to the magnitude)",
+                "t": t,
+                "magnitude": float(w.sum()),
+                "duplicates": "a point's weight split among its copies",
+            },
+        )
+    if tau is not None:
+        k = cond.labels.index(item.label)
+        above = ds["tau"].values[ds["tau"].values >= tau] if "tau" in ds.coords else []
+        mask, how = _w._circles_packing(item.D, tau, above, method, cond.seed)
+        attrs = {
+            "long_name": "a maximum set of samples pairwise farther apart than tau",
+            "tau": tau,
+            "method": how,
+            "size": int(mask.sum()),
+        }
+        if "circles" in ds and "tau" in ds.coords:
+            at = ds.sel(tau=tau)
+            attrs.update(
+                stored_lower=int(at["circles"].values[k]),
+                stored_upper=int(at["circles_upper"].values[k]),
+            )
+        data["circles_member"] = ("sample", mask.astype(np.int8), attrs)
+    if "vendi" in ds:
+        if cond.kernel == "cosine similarity":
+            modes, contrib = _w._modes(None, item.embeddings, n_modes)
+        else:
+            modes, contrib = _w._modes(cond.similarity(item), None, n_modes)
+        top = np.argsort(-np.abs(modes.loadings), axis=1, kind="stable")[:, :n_top]
+        data.update(
+            vendi_share=("mode", modes.share, {"long_name": "eigenvalue of K/n (share of 1)"}),
+            vendi_loading=(("mode", "sample"), modes.loadings, {"long_name": "unit eigenvector"}),
+            vendi_top=(("mode", "rank"), top, {"long_name": "samples with the largest |loading|"}),
+            vendi_contribution=(
+                "sample",
+                contrib,
+                {
+                    "long_name": "share of the Shannon entropy of the spectrum (q = 1)",
+                    "entropy": float(contrib.sum()),
+                    "definition": "c_i = sum_k lambda_k (-log lambda_k) u_ik^2",
+                },
+            ),
+        )
+    return xr.Dataset(data, coords={"sample": np.arange(n)}, attrs={"set": item.label, "n": n})
+
+
+def _distances_node(cond: Condition, ds, bins: int):
+    import xarray as xr
+
+    pooled = _pooled(cond)
+    edges = _conc.histogram_edges(pooled, bins)
+    per = [s.D[np.triu_indices(s.n, k=1)] for s in cond.sets]
+    data: dict = {
+        "count": (("set", "bin"), np.stack([np.histogram(d, edges)[0] for d in per])),
+        "pooled_count": ("bin", np.histogram(pooled, edges)[0]),
+    }
+    stats = [_conc.concentration(d) for d in per]
+    for key, value in _conc.concentration(pooled).items():
+        data[key] = ("set", np.array([s[key] for s in stats]))
+        data[f"pooled_{key}"] = ((), value)
+    fams, lo, hi, how = [], [], [], []
+    if "tau" in ds.coords:
+        fams.append("circles")
+        lo.append(float(ds["tau"].min()))
+        hi.append(float(ds["tau"].max()))
+        how.append("tau directly")
+    if "t" in ds.coords:
+        fams.append("magnitude")
+        lo.append(float(1.0 / ds["t"].max()))
+        hi.append(float(1.0 / ds["t"].min()))
+        how.append("1/t")
+    if "bandwidth" in ds.attrs:
+        fams.append("vendi")
+        lo.append(float(ds.attrs["bandwidth"]))
+        hi.append(float(ds.attrs["bandwidth"]))
+        how.append("Gaussian kernel bandwidth")
+    data.update(
+        domain_lower=("family", lo),
+        domain_upper=("family", hi),
+        domain_mapping=("family", np.array(how, dtype=str)),
+    )
+    coords = {
+        "bin_lower": ("bin", edges[:-1]),
+        "bin_upper": ("bin", edges[1:]),
+        "family": np.array(fams, dtype=str),
+    }
+    return xr.Dataset(data, coords=coords, attrs={"bins": "equal width from 0 to the largest"})
+
+
+def _category_node(cond, ds, item, labels, orders):
+    import xarray as xr
+
+    from . import partition
+
+    names, groups = np.unique(np.asarray(labels).astype(str), return_inverse=True)
+    groups = groups.ravel()
+    data: dict = {"category_size": ("category", np.bincount(groups))}
+    for name in str(ds.attrs.get("families", "")).split(", "):
+        fam = FAMILIES[name]
+        grid = np.empty(0) if fam.parameter is None else ds[fam.parameter].values
+        rows: dict = {}
+        for g in range(len(names)):
+            idx = np.flatnonzero(groups == g)
+            if len(idx) < 2:
+                continue
+            for var, (vals, _) in fam.evaluate(cond, item.subset(idx), grid).items():
+                rows.setdefault(var, {})[g] = np.asarray(vals, dtype=np.float64)
+        for var in rows or ([name] if fam.parameter is None else []):
+            shape = (len(names),) + (() if fam.parameter is None else grid.shape)
+            out = np.full(shape, np.nan)
+            for g, v in rows.get(var, {}).items():
+                out[g] = v
+            dims = ("category",) if fam.parameter is None else ("category", fam.parameter)
+            data[var] = (dims, out, {"family": name, "note": "NaN for categories of 1 sample"})
+    Z, how = _similarity_for_partition(cond, item)
+    parts = partition._partition(Z, groups, orders)
+    for key, value in parts.items():
+        dims = ("order",) if key.startswith("meta_") else ("order", "category")
+        data[key] = (dims, value, {"similarity": how})
+    coords = {"category": np.array(names, dtype=str), "order": orders}
+    return xr.Dataset(data, coords=coords, attrs={"set": item.label})
+
+
+def explain(
+    tree,
+    sets: Mapping[str, object],
+    *,
+    condition: str | None = None,
+    t: float | None = None,
+    tau: float | None = None,
+    n_modes: int = 5,
+    n_top: int = 5,
+    samples: Mapping[str, object] | None = None,
+    sample_kind: str = "auto",
+    categories: Mapping[str, object] | None = None,
+    orders=(0.0, 0.5, 1.0, 2.0, np.inf),
+    bins: int = 64,
+    similarities: Mapping[str, object] | None = None,
+):
+    """A copy of ``tree`` with the samples behind one condition's profiles stored in it.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        A result of :func:`profiles`.
+    sets : dict
+        The same sets (same labels, samples, order) the profiles were computed from.
+    condition : str, optional
+        ``"representation/distance"``; needed when the tree holds several.
+    t : float, optional
+        Scale of the magnitude weighting (default: the grid point nearest 1 / median
+        pooled distance).
+    tau : float, optional
+        Threshold of the Circles packing (default: the grid point nearest the median
+        pooled distance), snapped to the stored τ grid so its size can be checked.
+    n_modes, n_top : int
+        Vendi modes kept, and top-loading samples listed per mode.
+    samples : dict, optional
+        Per set, what to show for each sample (see :func:`samples.display_payload`).
+    sample_kind : {"auto", "text", "image", "smiles", "label"}
+    categories : dict, optional
+        Per set, a category label per sample: profiles per category and the
+        alpha/beta/gamma partition (:mod:`partition`) at ``orders``.
+    bins : int, default 64
+        Bins of the distance histograms.
+    similarities : dict, optional
+        The precomputed similarity matrices, if the profiles used them.
+
+    Returns
+    -------
+    xarray.DataTree
+        A new tree; the layout is in this module's docstring.
+
+    Examples
+    --------
+    >>> import diversity_profiles as dp
+    >>> sets = {"A": [[0.], [1.], [2.5]], "B": [[0.], [2.], [5.]]}
+    >>> tree = dp.profiles(sets, representation="x", distance="euclidean",
+    ...                    domains={"circles": [0.5, 1.5, 2.5]})
+    >>> out = dp.explain(tree, sets, tau=1.5, t=1.0)
+    >>> node = out["x/euclidean/samples/set_0"]
+    >>> node.attrs["set"], node["circles_member"].values.tolist()
+    ('A', [1, 0, 1])
+    >>> round(float(node["magnitude_weight"].sum()), 6) == round(dp.magnitude(
+    ...     [[0, 1, 2.5], [1, 0, 1.5], [2.5, 1.5, 0]], 1.0), 6)
+    True
+    """
+    import xarray as xr
+
+    from .samples import display_payload
+
+    path, ds = _condition_node(tree, condition)
+    cond = _rebuild(ds, sets, similarities)
+    pooled = _pooled(cond)
+    median = float(np.median(pooled[pooled > 0])) if (pooled > 0).any() else 1.0
+    if t is None and "magnitude" in ds:
+        t = _snap(ds["t"].values, 1.0 / median)
+    if tau is None and "circles" in ds:
+        tau = _snap(ds["tau"].values, median)
+    elif tau is not None and "tau" in ds.coords:
+        tau = _snap(ds["tau"].values, float(tau))
+    exact = "circles" in ds and int(ds["circles"].attrs.get("exact", 0)) == 1
+    method = "auto" if exact else "greedy"
+    nodes = {}
+    for k, item in enumerate(cond.sets):
+        node = _set_witnesses(cond, item, ds, t, tau, method, int(n_modes), int(n_top))
+        node.attrs["set_index"] = k
+        if samples is not None and item.label in samples:
+            pay = display_payload(
+                samples[item.label], item.n, sample_kind, f"samples[{item.label!r}]"
+            )
+            meta = {"kind": pay["kind"], "image_format": pay["image_format"]}
+            node["display_text"] = ("sample", np.array(pay["text"], dtype=str), meta)
+            node["display_image"] = ("sample", np.array(pay["image"], dtype=str), meta)
+            node["display_truncated"] = ("sample", np.array(pay["truncated"], dtype=np.int8))
+        if categories is not None and item.label in categories:
+            labels = np.asarray(categories[item.label])
+            if labels.shape != (item.n,):
+                raise ValueError(
+                    f"categories[{item.label!r}] passed to {FUNC} needs one label per sample "
+                    f"({item.n}). Got shape {labels.shape}."
+                )
+            node["category"] = ("sample", labels.astype(str))
+            nodes[f"{path}/categories/set_{k}"] = _category_node(
+                cond, ds, item, labels, np.asarray(orders, dtype=float)
+            )
+        nodes[f"{path}/samples/set_{k}"] = node
+    nodes[f"{path}/distances"] = _distances_node(cond, ds, int(bins))
+    out = tree.copy(deep=False)
+    for key, value in nodes.items():
+        out[key] = xr.DataTree(value)
+    return out
