@@ -30,6 +30,8 @@ import numpy as np
 
 from . import concentration as _conc
 from . import witnesses as _w
+from ._validation import one_of
+from .circles import AUTO_TIME_LIMIT
 from .condition import Condition, prepare_sets
 from .families import FAMILIES
 
@@ -135,7 +137,8 @@ def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
     if tau is not None:
         k = cond.labels.index(item.label)
         above = ds["tau"].values[ds["tau"].values >= tau] if "tau" in ds.coords else []
-        mask, how = _w._circles_packing(item.D, tau, above, method, cond.seed)
+        limit = 60.0 if method == "exact" else AUTO_TIME_LIMIT
+        mask, how = _w._circles_packing(item.D, tau, above, method, cond.seed, limit)
         attrs = {
             "long_name": "a maximum set of samples pairwise farther apart than tau",
             "tau": tau,
@@ -263,6 +266,7 @@ def explain(
     categories: Mapping[str, object] | None = None,
     orders=(0.0, 0.5, 1.0, 2.0, np.inf),
     bins: int = 64,
+    circles_method: str = "auto",
     similarities: Mapping[str, object] | None = None,
 ):
     """A copy of ``tree`` with the samples behind one condition's profiles stored in it.
@@ -291,6 +295,11 @@ def explain(
         alpha/beta/gamma partition (:mod:`partition`) at ``orders``.
     bins : int, default 64
         Bins of the distance histograms.
+    circles_method : {"auto", "exact", "greedy"}
+        How to find the packing where the profile's value was not proved optimal:
+        ``"greedy"`` repeats the profile's greedy sweep (the witness has the stored lower
+        bound's size); ``"auto"``/``"exact"`` search with CP-SAT as :func:`circles` does.
+        Where the stored value is exact the witness is always a proved maximum set.
     similarities : dict, optional
         The precomputed similarity matrices, if the profiles used them.
 
@@ -327,8 +336,9 @@ def explain(
         tau = _snap(ds["tau"].values, median)
     elif tau is not None and "tau" in ds.coords:
         tau = _snap(ds["tau"].values, float(tau))
-    exact = "circles" in ds and int(ds["circles"].attrs.get("exact", 0)) == 1
-    method = "auto" if exact else "greedy"
+    one_of(circles_method, "circles_method", FUNC, ("auto", "exact", "greedy"))
+    proved = "circles" in ds and int(ds["circles"].attrs.get("exact", 0)) == 1
+    method = "exact" if proved else circles_method  # a proved value is found again exactly
     nodes = {}
     for k, item in enumerate(cond.sets):
         node = _set_witnesses(cond, item, ds, t, tau, method, int(n_modes), int(n_top))

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import check_distance_matrix, check_similarity_matrix
+from ._validation import check_distance_matrix, check_similarity_matrix, one_of
 
 
 class Modes(NamedTuple):
@@ -179,15 +179,29 @@ def magnitude_weights(D: ArrayLike, t: float) -> np.ndarray:
 
 
 def _circles_packing(
-    D: np.ndarray, tau: float, above: np.ndarray, method: str, seed: int
+    D: np.ndarray,
+    tau: float,
+    above: np.ndarray,
+    method: str,
+    seed: int,
+    time_limit: float | None = None,
 ) -> tuple[np.ndarray, str]:
     """A τ-separated set (boolean mask) and how it was found ("exact" or "greedy").
 
     ``above`` are the grid thresholds ≥ τ of the stored sweep: the greedy witness
     repeats the sweep's downward pass (a set independent at τ' stays so below τ'), so
-    its size is the stored lower bound. The exact witness is CP-SAT's optimum at τ.
+    its size is the stored lower bound. The exact witness is CP-SAT's optimum at τ
+    (``method`` as in :func:`circles`; a CP-SAT search stopped by ``time_limit`` gives
+    its best set, labelled "greedy": valid, not proved maximum).
     """
-    from .circles import AUTO_EXACT_MAX_N, _graph_at, _greedy_set, _solve_threshold
+    from .circles import (
+        AUTO_EXACT_MAX_N,
+        _clique_cover,
+        _cp_model,
+        _graph_at,
+        _greedy_set,
+        _solve_threshold,
+    )
 
     n = D.shape[0]
     if not np.array_equal(D, D.T):
@@ -211,21 +225,18 @@ def _circles_packing(
             kept = np.bincount(lab[best], minlength=ncomp)
             own = np.where((kept > np.bincount(lab[own], minlength=ncomp))[lab], best, own)
         best = own
-    exact = method == "exact" or (method == "auto" and n <= AUTO_EXACT_MAX_N)
-    if exact:
-        try:
-            from .circles import _clique_cover, _cp_model
-
-            cp_model = _cp_model()
-        except ImportError:
-            return best, "greedy"
-        graph = at(tau)
-        cover = np.unique(_clique_cover(graph[0], graph[1], graph[3], rank), return_inverse=True)[1]
-        found, lo, hi, timed_out = _solve_threshold(cp_model, graph, cover, best.copy(), seed, 60.0)
-        if not timed_out and lo == hi:
-            return found, "exact"
-        return found, "greedy"
-    return best, "greedy"
+    graph = at(tau)
+    cover = np.unique(_clique_cover(graph[0], graph[1], graph[3], rank), return_inverse=True)[1]
+    if best.sum() == cover.max() + 1:
+        return best, "exact"  # the greedy set meets the clique-cover bound: a certificate
+    if not (method == "exact" or (method == "auto" and n <= AUTO_EXACT_MAX_N)):
+        return best, "greedy"
+    try:
+        cp_model = _cp_model()
+    except ImportError:
+        return best, "greedy"
+    found, lo, hi, _ = _solve_threshold(cp_model, graph, cover, best.copy(), seed, time_limit)
+    return found, "exact" if lo == hi else "greedy"
 
 
 def circles_packing(D: ArrayLike, tau: float, *, method: str = "auto", seed: int = 0):
@@ -244,7 +255,8 @@ def circles_packing(D: ArrayLike, tau: float, *, method: str = "auto", seed: int
     ([0, 2], 'exact')
     """
     D = check_distance_matrix(D, "circles_packing", min_size=1)
-    mask, how = _circles_packing(D, float(tau), np.array([]), method, seed)
+    one_of(method, "method", "circles_packing", ("auto", "exact", "greedy"))
+    mask, how = _circles_packing(D, float(tau), np.array([]), method, seed, 10.0)
     return np.flatnonzero(mask), how
 
 
