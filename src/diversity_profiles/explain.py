@@ -31,9 +31,9 @@ import numpy as np
 from . import concentration as _conc
 from . import witnesses as _w
 from ._validation import one_of
+from .categories import category_node, clean_labels
 from .circles import AUTO_TIME_LIMIT
 from .condition import Condition, prepare_sets
-from .families import FAMILIES
 
 FUNC = "explain"
 
@@ -93,14 +93,6 @@ def _pooled(cond: Condition) -> np.ndarray:
 
 def _snap(grid, value: float) -> float:
     return float(grid[np.argmin(np.abs(grid - value))]) if grid is not None else value
-
-
-def _similarity_for_partition(cond: Condition, item) -> tuple[np.ndarray, str]:
-    if cond.kernel == "cosine similarity":
-        K = item.embeddings @ item.embeddings.T
-        np.fill_diagonal(K, 1.0)
-        return np.clip(K, 0.0, 1.0), "cosine similarity, negative values set to 0"
-    return np.clip(cond.similarity(item), 0.0, 1.0), cond.kernel
 
 
 def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
@@ -218,40 +210,6 @@ def _distances_node(cond: Condition, ds, bins: int):
     return xr.Dataset(data, coords=coords, attrs={"bins": "equal width from 0 to the largest"})
 
 
-def _category_node(cond, ds, item, labels, orders):
-    import xarray as xr
-
-    from . import partition
-
-    names, groups = np.unique(np.asarray(labels).astype(str), return_inverse=True)
-    groups = groups.ravel()
-    data: dict = {"category_size": ("category", np.bincount(groups))}
-    for name in str(ds.attrs.get("families", "")).split(", "):
-        fam = FAMILIES[name]
-        grid = np.empty(0) if fam.parameter is None else ds[fam.parameter].values
-        rows: dict = {}
-        for g in range(len(names)):
-            idx = np.flatnonzero(groups == g)
-            if len(idx) < 2:
-                continue
-            for var, (vals, _) in fam.evaluate(cond, item.subset(idx), grid).items():
-                rows.setdefault(var, {})[g] = np.asarray(vals, dtype=np.float64)
-        for var in rows or ([name] if fam.parameter is None else []):
-            shape = (len(names),) + (() if fam.parameter is None else grid.shape)
-            out = np.full(shape, np.nan)
-            for g, v in rows.get(var, {}).items():
-                out[g] = v
-            dims = ("category",) if fam.parameter is None else ("category", fam.parameter)
-            data[var] = (dims, out, {"family": name, "note": "NaN for categories of 1 sample"})
-    Z, how = _similarity_for_partition(cond, item)
-    parts = partition._partition(Z, groups, orders)
-    for key, value in parts.items():
-        dims = ("order",) if key.startswith("meta_") else ("order", "category")
-        data[key] = (dims, value, {"similarity": how})
-    coords = {"category": np.array(names, dtype=str), "order": orders}
-    return xr.Dataset(data, coords=coords, attrs={"set": item.label})
-
-
 def explain(
     tree,
     sets: Mapping[str, object],
@@ -358,8 +316,8 @@ def explain(
                     f"categories[{item.label!r}] passed to {FUNC} needs one label per sample "
                     f"({item.n}). Got shape {labels.shape}."
                 )
-            node["category"] = ("sample", labels.astype(str))
-            nodes[f"{path}/categories/set_{k}"] = _category_node(
+            node["category"] = ("sample", clean_labels(labels))
+            nodes[f"{path}/categories/set_{k}"] = category_node(
                 cond, ds, item, labels, np.asarray(orders, dtype=float)
             )
         nodes[f"{path}/samples/set_{k}"] = node
