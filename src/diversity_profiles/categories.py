@@ -27,7 +27,12 @@ def clean_labels(labels) -> np.ndarray:
     return np.array(out, dtype=str)
 
 
-def _similarity_for_partition(cond: Condition, item) -> tuple[np.ndarray, str]:
+def _similarity_for_partition(cond: Condition, item, bandwidth) -> tuple[np.ndarray, str]:
+    """Vendi's similarity (entries clipped to [0, 1]), or a Gaussian of a chosen bandwidth."""
+    if bandwidth is not None:
+        from .distances import gaussian_kernel
+
+        return gaussian_kernel(item.D, bandwidth), f"gaussian, bandwidth {bandwidth:g}"
     if cond.kernel == "cosine similarity":
         K = item.embeddings @ item.embeddings.T
         np.fill_diagonal(K, 1.0)
@@ -35,7 +40,7 @@ def _similarity_for_partition(cond: Condition, item) -> tuple[np.ndarray, str]:
     return np.clip(cond.similarity(item), 0.0, 1.0), cond.kernel
 
 
-def category_node(cond: Condition, ds, item, labels, orders: np.ndarray):
+def category_node(cond: Condition, ds, item, labels, orders: np.ndarray, bandwidth=None):
     """The ``C/categories/set_{k}`` node of one set (layout in :mod:`explain`)."""
     import xarray as xr
 
@@ -61,7 +66,7 @@ def category_node(cond: Condition, ds, item, labels, orders: np.ndarray):
                 out[g] = v
             dims = ("category",) if fam.parameter is None else ("category", fam.parameter)
             data[var] = (dims, out, {"family": name, "note": "NaN for categories of 1 sample"})
-    Z, how = _similarity_for_partition(cond, item)
+    Z, how = _similarity_for_partition(cond, item, bandwidth)
     parts = partition._partition(Z, groups, orders)
     for key, value in parts.items():
         dims = ("order",) if key.startswith("meta_") else ("order", "category")

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import concentration as _conc
 from . import witnesses as _w
-from ._validation import one_of
+from ._validation import check_parameter, one_of
 from .categories import category_node, clean_labels
 from .circles import AUTO_TIME_LIMIT
 from .condition import Condition, prepare_sets
@@ -223,6 +223,7 @@ def explain(
     sample_kind: str = "auto",
     categories: Mapping[str, object] | None = None,
     orders=(0.0, 0.5, 1.0, 2.0, np.inf),
+    partition_bandwidth: float | None = None,
     bins: int = 64,
     circles_method: str = "auto",
     similarities: Mapping[str, object] | None = None,
@@ -251,6 +252,12 @@ def explain(
     categories : dict, optional
         Per set, a category label per sample: profiles per category and the
         alpha/beta/gamma partition (:mod:`partition`) at ``orders``.
+    orders : sequence of float
+        Orders q of the partition (dimension ``order``).
+    partition_bandwidth : float, optional
+        Similarity of the partition: by default the condition's Vendi kernel (cosine
+        similarity clipped at 0, Tanimoto, or the Gaussian at the recorded bandwidth);
+        a bandwidth here uses exp(−D²/2h²) instead (a smaller h separates more).
     bins : int, default 64
         Bins of the distance histograms.
     circles_method : {"auto", "exact", "greedy"}
@@ -284,6 +291,8 @@ def explain(
 
     from .samples import display_payload
 
+    if partition_bandwidth is not None:
+        check_parameter(partition_bandwidth, "partition_bandwidth", FUNC, low=0.0, low_open=True)
     path, ds = _condition_node(tree, condition)
     cond = _rebuild(ds, sets, similarities)
     pooled = _pooled(cond)
@@ -318,7 +327,7 @@ def explain(
                 )
             node["category"] = ("sample", clean_labels(labels))
             nodes[f"{path}/categories/set_{k}"] = category_node(
-                cond, ds, item, labels, np.asarray(orders, dtype=float)
+                cond, ds, item, labels, np.asarray(orders, dtype=float), partition_bandwidth
             )
         nodes[f"{path}/samples/set_{k}"] = node
     nodes[f"{path}/distances"] = _distances_node(cond, ds, int(bins))
