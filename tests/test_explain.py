@@ -296,6 +296,14 @@ def test_explain_rejects_other_sets(clusters):
         dp.explain(tree, {"A": clusters["A"][:29], "B": clusters["B"]})
     with pytest.raises(ValueError, match="must hold the same sets"):
         dp.explain(tree, {"A": clusters["A"]})
+    with pytest.raises(ValueError, match=r"'categories' argument of explain names sets .*\['C'\]"):
+        dp.explain(tree, clusters, categories={"C": [0] * 30})
+    with pytest.raises(ValueError, match=r"categories\['A'\] passed to explain needs one label"):
+        dp.explain(tree, clusters, categories={"A": [0] * 29})
+    with pytest.raises(ValueError, match="'t' parameter of explain"):
+        dp.explain(tree, clusters, t=-1.0)
+    with pytest.raises(ValueError, match="'n_modes' argument of explain must be an int >= 1"):
+        dp.explain(tree, clusters, n_modes=0)
 
 
 # --- Display payloads ----------------------------------------------------------------

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import concentration as _conc
 from . import witnesses as _w
-from ._validation import check_parameter, one_of
+from ._validation import check_int, check_parameter, one_of
 from .categories import category_node, clean_labels
 from .circles import AUTO_TIME_LIMIT
 from .condition import Condition, prepare_sets
@@ -210,6 +210,34 @@ def _distances_node(cond: Condition, ds, bins: int):
     return xr.Dataset(data, coords=coords, attrs={"bins": "equal width from 0 to the largest"})
 
 
+def _check_options(t, tau, bandwidth, n_modes, n_top, bins, circles_method) -> None:
+    if t is not None:
+        check_parameter(t, "t", FUNC, low=0.0, low_open=True)
+    if tau is not None:
+        check_parameter(tau, "tau", FUNC, low=0.0)
+    if bandwidth is not None:
+        check_parameter(bandwidth, "partition_bandwidth", FUNC, low=0.0, low_open=True)
+    for name, value in (("n_modes", n_modes), ("n_top", n_top), ("bins", bins)):
+        check_int(value, name, FUNC)
+    one_of(circles_method, "circles_method", FUNC, ("auto", "exact", "greedy"))
+
+
+def _check_per_set(given, name: str, labels: list[str]) -> None:
+    if given is None:
+        return
+    if not isinstance(given, Mapping):
+        raise TypeError(
+            f"The {name!r} argument of {FUNC} must be a dict mapping set labels to one item per "
+            f"sample. Got {type(given).__name__}."
+        )
+    unknown = sorted(set(given) - set(labels), key=str)
+    if unknown:
+        raise ValueError(
+            f"The {name!r} argument of {FUNC} names sets the profile does not hold: {unknown}. "
+            f"The sets are {labels}."
+        )
+
+
 def explain(
     tree,
     sets: Mapping[str, object],
@@ -291,10 +319,11 @@ def explain(
 
     from .samples import display_payload
 
-    if partition_bandwidth is not None:
-        check_parameter(partition_bandwidth, "partition_bandwidth", FUNC, low=0.0, low_open=True)
+    _check_options(t, tau, partition_bandwidth, n_modes, n_top, bins, circles_method)
     path, ds = _condition_node(tree, condition)
     cond = _rebuild(ds, sets, similarities)
+    for name, given in (("samples", samples), ("categories", categories)):
+        _check_per_set(given, name, cond.labels)
     pooled = _pooled(cond)
     median = float(np.median(pooled[pooled > 0])) if (pooled > 0).any() else 1.0
     if t is None and "magnitude" in ds:
@@ -303,7 +332,6 @@ def explain(
         tau = _snap(ds["tau"].values, median)
     elif tau is not None and "tau" in ds.coords:
         tau = _snap(ds["tau"].values, float(tau))
-    one_of(circles_method, "circles_method", FUNC, ("auto", "exact", "greedy"))
     proved = "circles" in ds and int(ds["circles"].attrs.get("exact", 0)) == 1
     method = "exact" if proved else circles_method  # a proved value is found again exactly
     nodes = {}
