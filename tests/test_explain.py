@@ -354,3 +354,25 @@ def test_convergence_richness_reaches_the_number_of_items():
     assert (np.diff(r, axis=0) >= 0).all()
     # Vendi of 4 equal groups of identical orthogonal points is 4 at every order.
     np.testing.assert_allclose(ds["vendi_mean"].sel(set="A", size=24).values, 4.0, rtol=1e-9)
+
+
+def test_convergence_like_a_tree_is_stored_beside_it(clusters, tmp_path):
+    tree = dp.profiles(
+        clusters,
+        representation="x",
+        distance="euclidean",
+        families=["vendi", "richness"],
+        n_points=8,
+    )
+    conv = dp.convergence(clusters, sizes=[5, 24], like=tree, repeats=2, show_progress=False)
+    full = tree["x/euclidean"].to_dataset()
+    # At the full size of B every repeat holds all of B: the profile's own value.
+    np.testing.assert_allclose(conv["vendi_mean"].sel(set="B", size=24), full["vendi"].sel(set="B"))
+    tree["x/euclidean/convergence"] = xr.DataTree(conv)
+    tree.to_netcdf(tmp_path / "c.nc")
+    back = dp.open_profiles(tmp_path / "c.nc")
+    xr.testing.assert_identical(
+        back["x/euclidean/convergence"].to_dataset(), tree["x/euclidean/convergence"].to_dataset()
+    )
+    with pytest.raises(ValueError, match="'families' argument of convergence asks for"):
+        dp.convergence(clusters, sizes=[5], like=tree, families="magnitude")

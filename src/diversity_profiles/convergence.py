@@ -40,12 +40,32 @@ def _check_sizes(sizes, largest: int) -> np.ndarray:
     return np.unique(arr)
 
 
+def _from_tree(tree, condition, sets, families):
+    """Condition, families and grids of a stored profile (the same sets, checked)."""
+    from .explain import _condition_node, _rebuild
+
+    _, ds = _condition_node(tree, condition, FUNC)
+    cond = _rebuild(ds, sets, None, FUNC)
+    stored = str(ds.attrs.get("families", "")).split(", ")
+    fams = _resolve_families(stored if families is None else families)
+    missing = [f.name for f in fams if f.name not in stored]
+    if missing:
+        raise ValueError(
+            f"The 'families' argument of {FUNC} asks for {missing}, which the profile in 'like' "
+            f"does not hold (it holds {stored}); leave them out or profile them first."
+        )
+    grids = {f.name: ds[f.parameter].values if f.parameter else np.empty(0) for f in fams}
+    return cond, fams, grids
+
+
 def convergence(
     sets: Mapping[str, object],
     *,
     sizes: Sequence[int],
     representation: str = "embedding",
-    distance: str,
+    distance: str | None = None,
+    like=None,
+    condition: str | None = None,
     families: Sequence[str] | str | None = None,
     repeats: int = 5,
     domains: Mapping[str, object] | None = None,
@@ -64,6 +84,10 @@ def convergence(
         Subsample sizes (>= 2). A size larger than a set gives NaN for that set.
     distance, representation, families, domains, n_points, bandwidth
         As for :func:`profiles`; the grids are those of the full sets.
+    like : xarray.DataTree, optional
+        A profile tree of these sets: its condition (``condition=`` when it holds
+        several) sets the distance, bandwidth, families and grids, so the result can be
+        stored beside it: ``tree[f"{C}/convergence"] = xr.DataTree(result)``.
     repeats : int, default 5
         Random nested subsample sequences per set.
     seed : int, default 0
@@ -92,12 +116,21 @@ def convergence(
 
     if not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"The 'repeats' argument of {FUNC} must be an int >= 1. Got {repeats!r}.")
-    fams = _resolve_families(families)
-    prepared = prepare_sets(sets, distance)
-    cond = Condition(representation, distance, prepared, bandwidth, "greedy", seed)
+    if like is not None:
+        cond, fams, grid_only = _from_tree(like, condition, sets, families)
+        prepared = cond.sets
+    else:
+        if distance is None:
+            raise ValueError(
+                f"{FUNC} needs distance='euclidean' (or another distance), or like=tree to "
+                f"take the condition of a profile tree."
+            )
+        fams = _resolve_families(families)
+        prepared = prepare_sets(sets, distance)
+        cond = Condition(representation, distance, prepared, bandwidth, "greedy", seed)
+        grids = _grids(cond, fams, dict(domains or {}), int(n_points))
+        grid_only = {name: g for name, (g, _) in grids.items()}
     sizes = _check_sizes(sizes, max(s.n for s in prepared))
-    grids = _grids(cond, fams, dict(domains or {}), int(n_points))
-    grid_only = {name: g for name, (g, _) in grids.items()}
     fast = copy.copy(cond)
     fast.circles_method = "greedy"
     results: dict[str, np.ndarray] = {}
@@ -135,8 +168,8 @@ def convergence(
         if fam.parameter is not None:
             coords[fam.parameter] = (fam.parameter, grid_only[fam.name], {"family": fam.name})
     attrs = {
-        "representation_name": representation,
-        "distance": distance,
+        "representation_name": cond.representation,
+        "distance": cond.distance,
         "subsampling": "nested, without replacement",
         "seed": seed,
     }

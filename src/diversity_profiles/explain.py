@@ -38,31 +38,31 @@ from .condition import Condition, prepare_sets
 FUNC = "explain"
 
 
-def _condition_node(tree, condition):
+def _condition_node(tree, condition, func: str = FUNC):
     from .accessor import conditions_of
 
     paths = conditions_of(tree)
     if condition is None:
         if len(paths) != 1:
             raise ValueError(
-                f"The tree passed to {FUNC} holds {len(paths)} conditions {paths}; pass "
+                f"The tree passed to {func} holds {len(paths)} conditions {paths}; pass "
                 f"condition='representation/distance' to choose one."
             )
         condition = paths[0]
     if condition not in paths:
         raise ValueError(
-            f"The 'condition' argument of {FUNC} must be one of {paths}. Got {condition!r}."
+            f"The 'condition' argument of {func} must be one of {paths}. Got {condition!r}."
         )
     return condition, tree[condition].to_dataset()
 
 
-def _rebuild(ds, sets: Mapping, similarities) -> Condition:
+def _rebuild(ds, sets: Mapping, similarities, func: str = FUNC) -> Condition:
     """The condition behind ``ds`` from the same sets (checked to be the same)."""
     labels = [str(v) for v in ds["set"].values]
     if not isinstance(sets, Mapping) or sorted(sets) != sorted(labels):
         got = sorted(sets) if isinstance(sets, Mapping) else type(sets).__name__
         raise ValueError(
-            f"The 'sets' argument of {FUNC} must hold the same sets as the profile: {labels}. "
+            f"The 'sets' argument of {func} must hold the same sets as the profile: {labels}. "
             f"Got {got}."
         )
     tol = float(ds["richness"].attrs.get("tolerance", 0.0)) if "richness" in ds else 0.0
@@ -75,7 +75,7 @@ def _rebuild(ds, sets: Mapping, similarities) -> Condition:
     for item, n in zip(prepared, ds["n_samples"].values.tolist(), strict=True):
         if item.n != n:
             raise ValueError(
-                f"The set {item.label!r} passed to {FUNC} has {item.n} samples but the profile "
+                f"The set {item.label!r} passed to {func} has {item.n} samples but the profile "
                 f"was computed on {n}; pass the same samples."
             )
     bandwidth = ds.attrs.get("bandwidth")
