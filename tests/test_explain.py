@@ -376,3 +376,32 @@ def test_convergence_like_a_tree_is_stored_beside_it(clusters, tmp_path):
     )
     with pytest.raises(ValueError, match="'families' argument of convergence asks for"):
         dp.convergence(clusters, sizes=[5], like=tree, families="magnitude")
+
+
+@pytest.mark.parametrize("distance", ["cosine", "tanimoto"])
+def test_contributions_match_the_stored_vendi_under_other_kernels(distance):
+    rng = np.random.default_rng(5)
+    if distance == "cosine":
+        sets = {"A": rng.normal(size=(40, 6)), "B": rng.normal(size=(30, 6))}
+    else:
+        sets = {"A": rng.integers(0, 2, (40, 32)), "B": rng.integers(0, 2, (30, 32))}
+    tree = dp.profiles(
+        sets, representation="x", distance=distance, families=["vendi", "richness"], n_points=20
+    )
+    out = dp.explain(tree, sets, categories={"A": np.arange(40) % 2})
+    stored = tree[f"x/{distance}"].to_dataset()["vendi"].sel(q=1.0).values
+    for k in range(2):
+        node = out[f"x/{distance}/samples/set_{k}"]
+        assert node["vendi_contribution"].sum().item() == pytest.approx(math.log(stored[k]))
+    # The partition's similarity is Vendi's (cosine clipped at 0): gamma at q = 0 is
+    # mean_i 1 / (Z p)_i (Leinster–Cobbold), from the set's own similarity.
+    X = np.asarray(sets["A"], dtype=float)
+    if distance == "cosine":
+        U = X / np.linalg.norm(X, axis=1, keepdims=True)
+        Z = np.clip(U @ U.T, 0, 1)
+    else:
+        inter = X @ X.T
+        Z = inter / (X.sum(1)[:, None] + X.sum(1)[None, :] - inter)
+    cat = out[f"x/{distance}/categories/set_0"]
+    gamma0 = np.mean(1 / Z.mean(axis=1))
+    assert cat["meta_gamma"].sel(order=0.0).item() == pytest.approx(gamma0, rel=1e-9)

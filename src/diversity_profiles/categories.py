@@ -53,19 +53,22 @@ def category_node(cond: Condition, ds, item, labels, orders: np.ndarray, bandwid
         fam = FAMILIES[name]
         grid = np.empty(0) if fam.parameter is None else ds[fam.parameter].values
         rows: dict = {}
+        notes: dict = {"family": name, "note": "NaN for categories of fewer than 2 samples"}
         for g in range(len(names)):
             idx = np.flatnonzero(groups == g)
             if len(idx) < 2:
                 continue
-            for var, (vals, _) in fam.evaluate(cond, item.subset(idx), grid).items():
+            for var, (vals, extra) in fam.evaluate(cond, item.subset(idx), grid).items():
                 rows.setdefault(var, {})[g] = np.asarray(vals, dtype=np.float64)
-        for var in rows or ([name] if fam.parameter is None else []):
+                for key, val in extra.items():  # e.g. Circles is exact only if every category is
+                    notes[key] = min(notes.get(key, val), val)
+        for var in rows or [name]:
             shape = (len(names),) + (() if fam.parameter is None else grid.shape)
             out = np.full(shape, np.nan)
             for g, v in rows.get(var, {}).items():
                 out[g] = v
             dims = ("category",) if fam.parameter is None else ("category", fam.parameter)
-            data[var] = (dims, out, {"family": name, "note": "NaN for categories of 1 sample"})
+            data[var] = (dims, out, notes)
     Z, how = _similarity_for_partition(cond, item, bandwidth)
     parts = partition._partition(Z, groups, orders)
     for key, value in parts.items():

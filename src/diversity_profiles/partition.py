@@ -13,8 +13,9 @@ raw alpha α               1 / (Z P)_ij                       diversity of j, co
 normalised alpha ᾱ        1 / (Z P̄)_ij                       diversity of j on its own
 raw rho ρ                 (Z p)_i / (Z P)_ij                 redundancy of j
 normalised rho ρ̄          (Z p)_i / (Z P̄)_ij                 representativeness of j
-raw beta β = 1/ρ          distinctiveness of j
-normalised beta β̄ = 1/ρ̄   effective number of distinct categories (1..N)
+raw beta β = 1/ρ          (Z P)_ij / (Z p)_i                 distinctiveness of j
+normalised beta β̄ = 1/ρ̄   (Z P̄)_ij / (Z p)_i                 distinct categories: N when
+                                                             they share nothing, 1 alike
 gamma γ                   1 / (Z p)_i                        contribution to the whole
 ========================  ================================  ===========================
 

@@ -48,14 +48,14 @@ def _spectrum(K: np.ndarray | None, X: np.ndarray | None) -> tuple[np.ndarray, n
     if X is not None:
         n, d = X.shape
         if d < n:
-            lam, V = eigh(X.T @ X / n)
+            lam, V = eigh(X.T @ X / n, driver="evd", check_finite=False)
             keep = lam > _rank_cutoff(max(lam.max(), 0.0), n)
             lam, V = lam[keep][::-1], V[:, keep][:, ::-1]
             U = (X @ V / np.sqrt(n * lam)).T
             return lam, U
         K = X @ X.T
     n = K.shape[0]
-    lam, V = eigh(K / n)
+    lam, V = eigh(K / n, driver="evd", check_finite=False)
     keep = lam > _rank_cutoff(max(lam.max(), 0.0), n)
     return lam[keep][::-1], V[:, keep][:, ::-1].T
 
