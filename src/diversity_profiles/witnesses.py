@@ -12,12 +12,19 @@ the profile tree; they are also usable alone.
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import check_distance_matrix, check_similarity_matrix, one_of
+from ._validation import (
+    as_finite_array,
+    check_distance_matrix,
+    check_parameter,
+    check_similarity_matrix,
+    one_of,
+)
 
 
 class Modes(NamedTuple):
@@ -131,11 +138,26 @@ def _duplicate_labels(D: np.ndarray, within: float) -> np.ndarray:
     return connected_components(csr_matrix(close), directed=False)[1]
 
 
-def _magnitude_weights(D: np.ndarray, t: float) -> np.ndarray:
-    """w = Z_t⁻¹1 on the distinct points, each point's weight split equally among its copies."""
+def _solve_weights(Dd: np.ndarray, t: float, mean: float) -> np.ndarray:
     from scipy.linalg import solve
 
-    from .magnitude import _MERGE, _SM_SWITCH
+    from .magnitude import _SM_SWITCH
+
+    ones = np.ones(len(Dd))
+    if len(Dd) == 1:
+        return ones
+    if t * mean < _SM_SWITCH:
+        # Z_t = 11ᵀ − t·E_t with E_t = −expm1(−tD)/t: Sherman–Morrison gives
+        # Z_t⁻¹1 = y / (c − t), y = E_t⁻¹1, c = 1ᵀy (accurate where Z_t ≈ 11ᵀ).
+        E = -np.expm1(-t * Dd) / t
+        y = solve(E, ones, assume_a="sym", check_finite=False)
+        return y / (y.sum() - t)
+    return solve(np.exp(-t * Dd), ones, assume_a="sym", check_finite=False)
+
+
+def _magnitude_weights(D: np.ndarray, t: float) -> np.ndarray:
+    """w = Z_t⁻¹1 on the distinct points, each point's weight split equally among its copies."""
+    from .magnitude import _MERGE
 
     n = D.shape[0]
     off = D[~np.eye(n, dtype=bool)]
@@ -143,17 +165,16 @@ def _magnitude_weights(D: np.ndarray, t: float) -> np.ndarray:
     labels = _duplicate_labels(D, _MERGE * min(mean, 1.0 / t))
     keep = np.unique(labels, return_index=True)[1]
     Dd = D[np.ix_(keep, keep)]
-    ones = np.ones(len(keep))
-    if len(keep) == 1:
-        wd = ones
-    elif t * mean < _SM_SWITCH:
-        # Z_t = 11ᵀ − t·E_t with E_t = −expm1(−tD)/t: Sherman–Morrison gives
-        # Z_t⁻¹1 = y / (c − t), y = E_t⁻¹1, c = 1ᵀy (accurate where Z_t ≈ 11ᵀ).
-        E = -np.expm1(-t * Dd) / t
-        y = solve(E, ones, assume_a="sym", check_finite=False)
-        wd = y / (y.sum() - t)
-    else:
-        wd = solve(np.exp(-t * Dd), ones, assume_a="sym", check_finite=False)
+    try:
+        wd = _solve_weights(Dd, t, mean)
+    except np.linalg.LinAlgError:
+        warnings.warn(
+            f"magnitude_weights: Z_t is singular at t={t!r} (a pole of the magnitude function; "
+            f"D is not Euclidean). The weights are NaN at this scale; choose another t.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return np.full(n, np.nan)
     copies = np.bincount(labels)
     return wd[labels] / copies[labels]  # component labels are 0..m-1, in keep's order
 
@@ -173,8 +194,7 @@ def magnitude_weights(D: ArrayLike, t: float) -> np.ndarray:
     [0.3655, 0.3655, 0.7311]
     """
     D = check_distance_matrix(D, "magnitude_weights")
-    if not (np.isfinite(t) and t > 0):
-        raise ValueError(f"The 't' argument of magnitude_weights must be a float > 0. Got {t!r}.")
+    check_parameter(t, "t", "magnitude_weights", low=0.0, low_open=True)
     return _magnitude_weights(D, float(t))
 
 
@@ -255,6 +275,7 @@ def circles_packing(D: ArrayLike, tau: float, *, method: str = "auto", seed: int
     ([0, 2], 'exact')
     """
     D = check_distance_matrix(D, "circles_packing", min_size=1)
+    check_parameter(tau, "tau", "circles_packing", low=0.0)
     one_of(method, "method", "circles_packing", ("auto", "exact", "greedy"))
     mask, how = _circles_packing(D, float(tau), np.array([]), method, seed, 10.0)
     return np.flatnonzero(mask), how
@@ -299,6 +320,13 @@ def duplicate_groups(X: np.ndarray | None, D: np.ndarray | None, tol: float = 0.
     """
     from .scalefree import _group_duplicate_rows
 
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(
+            f"The 'tol' argument of duplicate_groups must be a float >= 0. Got {tol!r}."
+        )
     if X is not None:
-        return _first_seen(_group_duplicate_rows(np.asarray(X), tol))
-    return _first_seen(_duplicate_labels(np.asarray(D), tol))
+        X = as_finite_array(X, "X", "duplicate_groups", ndim=2)
+        return _first_seen(_group_duplicate_rows(X, tol))
+    if D is None:
+        raise ValueError("duplicate_groups needs embeddings X or a distance matrix D; got neither.")
+    return _first_seen(_duplicate_labels(check_distance_matrix(D, "duplicate_groups"), tol))
