@@ -237,7 +237,8 @@ def explained(clusters):
 
 def test_layout_and_round_trip(explained, tmp_path):
     tree, out = explained
-    assert tree.children.keys() == out.children.keys()  # the input tree is untouched
+    assert not tree["x/euclidean"].children  # the input tree is untouched
+    assert set(out["x/euclidean"].children) == {"samples", "distances", "categories"}
     node = out["x/euclidean/samples/set_0"]
     assert node.attrs["set"] == "A" and node.sizes["sample"] == 30
     assert node["vendi_loading"].dims == ("mode", "sample")
@@ -405,3 +406,16 @@ def test_contributions_match_the_stored_vendi_under_other_kernels(distance):
     cat = out[f"x/{distance}/categories/set_0"]
     gamma0 = np.mean(1 / Z.mean(axis=1))
     assert cat["meta_gamma"].sel(order=0.0).item() == pytest.approx(gamma0, rel=1e-9)
+
+
+def test_untrusted_labels_and_texts_are_stored(tmp_path):
+    sets = {"A": [[0.0], [1.0], [2.0], [4.0]], "B": [[0.0], [3.0]]}
+    tree = dp.profiles(sets, representation="x", distance="euclidean", families=["richness"])
+    odd = ["a/b", "x\x00y", "<script>alert(1)</script>", "a/b"]
+    out = dp.explain(tree, sets, categories={"A": odd}, samples={"A": odd, "B": ["\ud800", "ok"]})
+    out.to_netcdf(tmp_path / "odd.nc")
+    back = dp.open_profiles(tmp_path / "odd.nc")
+    cat = back["x/euclidean/categories/set_0"]
+    assert sorted(cat["category"].values.tolist()) == sorted(["a/b", "x\ufffdy", odd[2]])
+    assert back["x/euclidean/samples/set_0"]["display_text"].values[2] == odd[2]
+    assert back["x/euclidean/samples/set_1"]["display_text"].values[0] == "?"
