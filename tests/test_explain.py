@@ -241,6 +241,8 @@ def test_layout_and_round_trip(explained, tmp_path):
     assert set(out["x/euclidean"].children) == {"samples", "distances", "categories"}
     node = out["x/euclidean/samples/set_0"]
     assert node.attrs["set"] == "A" and node.sizes["sample"] == 30
+    weights = node["magnitude_weight"]  # at the default t, a point of the stored grid
+    assert weights.sum().item() == pytest.approx(weights.attrs["stored_magnitude"], rel=1e-9)
     assert node["vendi_loading"].dims == ("mode", "sample")
     assert node["display_text"].values[29].endswith("…")
     assert len(node["display_text"].values[29]) == MAX_TEXT

@@ -6,7 +6,8 @@ labels are untrusted, so nodes are named by position and carry the label as an a
 ``C/samples/set_{k}`` — the k-th set of ``C["set"]``; attrs ``set`` (label), ``set_index``.
     Dimension ``sample`` (0..n−1, the rows as passed), ``mode`` and ``rank``:
     ``nn_distance``, ``nn_index``, ``duplicate_group`` (sample);
-    ``magnitude_weight`` (sample; attrs ``t``, ``magnitude``);
+    ``magnitude_weight`` (sample; attrs ``t``, ``magnitude`` (the sum),
+    ``stored_magnitude`` when t is on the profile's grid);
     ``circles_member`` (sample, 0/1; attrs ``tau``, ``method`` exact|greedy, ``size``,
     ``stored_lower``, ``stored_upper``);
     ``vendi_share`` (mode), ``vendi_loading`` (mode, sample), ``vendi_top`` (mode, rank),
@@ -126,6 +127,11 @@ def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
                 "duplicates": "a point's weight split among its copies",
             },
         )
+        if "magnitude" in ds and t in ds["t"].values:
+            k = cond.labels.index(item.label)
+            data["magnitude_weight"][2]["stored_magnitude"] = float(
+                ds["magnitude"].sel(t=t).values[k]
+            )
     if tau is not None:
         k = cond.labels.index(item.label)
         above = ds["tau"].values[ds["tau"].values >= tau] if "tau" in ds.coords else []
