@@ -29,12 +29,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import concentration as _conc
 from . import witnesses as _w
 from ._validation import check_int, check_parameter, one_of
 from .categories import category_node, clean_labels
 from .circles import AUTO_TIME_LIMIT
 from .condition import Condition, prepare_sets
+from .distribution import distances_node
 
 FUNC = "explain"
 
@@ -171,49 +171,6 @@ def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
             ),
         )
     return xr.Dataset(data, coords={"sample": np.arange(n)}, attrs={"set": item.label, "n": n})
-
-
-def _distances_node(cond: Condition, ds, bins: int):
-    import xarray as xr
-
-    pooled = _pooled(cond)
-    edges = _conc.histogram_edges(pooled, bins)
-    per = [s.D[np.triu_indices(s.n, k=1)] for s in cond.sets]
-    data: dict = {
-        "count": (("set", "bin"), np.stack([np.histogram(d, edges)[0] for d in per])),
-        "pooled_count": ("bin", np.histogram(pooled, edges)[0]),
-    }
-    stats = [_conc.concentration(d) for d in per]
-    for key, value in _conc.concentration(pooled).items():
-        data[key] = ("set", np.array([s[key] for s in stats]))
-        data[f"pooled_{key}"] = ((), value)
-    fams, lo, hi, how = [], [], [], []
-    if "tau" in ds.coords:
-        fams.append("circles")
-        lo.append(float(ds["tau"].min()))
-        hi.append(float(ds["tau"].max()))
-        how.append("tau directly")
-    if "t" in ds.coords:
-        fams.append("magnitude")
-        lo.append(float(1.0 / ds["t"].max()))
-        hi.append(float(1.0 / ds["t"].min()))
-        how.append("1/t")
-    if "bandwidth" in ds.attrs:
-        fams.append("vendi")
-        lo.append(float(ds.attrs["bandwidth"]))
-        hi.append(float(ds.attrs["bandwidth"]))
-        how.append("Gaussian kernel bandwidth")
-    data.update(
-        domain_lower=("family", lo),
-        domain_upper=("family", hi),
-        domain_mapping=("family", np.array(how, dtype=str)),
-    )
-    coords = {
-        "bin_lower": ("bin", edges[:-1]),
-        "bin_upper": ("bin", edges[1:]),
-        "family": np.array(fams, dtype=str),
-    }
-    return xr.Dataset(data, coords=coords, attrs={"bins": "equal width from 0 to the largest"})
 
 
 def _check_options(t, tau, bandwidth, n_modes, n_top, bins, circles_method) -> None:
@@ -374,7 +331,7 @@ def explain(
                 cond, ds, item, labels, np.asarray(orders, dtype=float), partition_bandwidth
             )
         nodes[f"{path}/samples/set_{k}"] = node
-    nodes[f"{path}/distances"] = _distances_node(cond, ds, int(bins))
+    nodes[f"{path}/distances"] = distances_node(cond, ds, int(bins))
     out = tree.copy(deep=False)
     for key, value in nodes.items():
         out[key] = xr.DataTree(value)
