@@ -23,8 +23,10 @@ __version__ = "0.1.0"
 # here, or importing the submodule later would shadow it with the module.
 from .circles import circles
 from .compare import compare
+from .convergence import convergence
 from .distances import pairwise_distances
 from .energy import CoincidentPointsWarning, energy
+from .explain import explain
 from .families import FAMILIES
 from .magnitude import magnitude
 from .profiles import merge, profiles
@@ -42,7 +44,9 @@ __all__ = [
     "average_distance",
     "circles",
     "compare",
+    "convergence",
     "energy",
+    "explain",
     "magnitude",
     "merge",
     "open_profiles",
