@@ -1,45 +1,14 @@
-// The synced traits of diversity_profiles.explorer.ProfileExplorer, mirrored.
-import type { Axis, MarginUnit } from "./verdict";
+// The synced traits of diversity_profiles.explorer.ProfileExplorer: generated into
+// ./traits.ts from the schema that explorer.py is tested against (one description).
+import type { Axis } from "./verdict";
+import type { FamilySpec, Traits } from "./traits";
 
-export interface FamilySpec {
-  name: string;
-  parameter: string | null;
-  axis: Axis;
-  step: boolean;
-  long_name: string;
-  n: number; // grid points
-  grid: number; // offsets into the curves buffer, in float64 elements
-  values: number; // (set, grid) row-major
-  lower: number | null; // band, if any (bootstrap or certified bounds)
-  upper: number | null;
-  margin_unit?: MarginUnit; // the verdict rule's margin (verdict.ts, step 5)
-  margin?: number;
-  boot?: number | null; // replicates (set, replicate, grid) row-major, if any
-  n_boot?: number;
-}
+export type { Domain, ExplorerSpec, ExtendRequest, FamilySpec, Traits } from "./traits";
 
-export interface ExplorerSpec {
-  condition: string;
-  representation: string;
-  distance: string;
-  sets: string[];
-  families: FamilySpec[];
-  n_samples?: (number | null)[]; // the n each set's estimates stand for (common_n if used)
-  subsample_size?: number[] | null; // m of the half-sample replicates, if any
-  ci?: number | null;
-  min_share?: number;
-}
-
-export interface Traits {
-  spec: ExplorerSpec;
-  curves: DataView;
-  domains: Record<string, [number, number]>;
-  selected_sets: string[];
-  condition: string;
-  conditions: string[];
-  extend_request: { family: string; side: "low" | "high"; nonce: number };
-  status: string;
-}
+// tsc fails here if the schema's axes and the ones the dominance rule reads part ways.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+export type AxesAgree = Assert<Same<FamilySpec["axis"], Axis>>;
 
 // The part of anywidget's model that the widget uses.
 export interface Model {

@@ -1,7 +1,7 @@
 // One family's panel: a Vega-Lite chart of every set's curve, a two-handled
 // domain slider, and the dominance matrix for the current domain.
-import embed from "vega-embed";
-import type { View } from "vega";
+import embed, { type VisualizationSpec } from "vega-embed";
+import type { EventListenerHandler, View } from "vega";
 import type { ExplorerSpec, FamilySpec } from "./model";
 import {
   bandOfDifference, centredReplicates, confidentVerdict, crossings, MARGIN, margins, marginVerdict,
@@ -109,14 +109,14 @@ export function leadText(fam: FamilySpec, lead: number): string {
 }
 
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
-                   domain: object[]) {
+                   domain: object[]): VisualizationSpec {
   const x = {
     field: "x", type: "quantitative", title: `${AXIS_NAME[fam.parameter!] ?? fam.parameter}` +
       (fam.axis === "log" ? " (log)" : ""),
-    scale: fam.axis === "log" ? { type: "log" } : { zero: false },
-  };
+    scale: fam.axis === "log" ? { type: "log" as const } : { zero: false },
+  } as const;
   const color = { field: "set", type: "nominal", scale: { domain: sets, range: PALETTE },
-    legend: { title: "set", orient: "bottom" } };
+    legend: { title: "set", orient: "bottom" } } as const;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: fam.long_name, subtitle: condition },
@@ -264,7 +264,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   if (fam.parameter !== null) {
     const rows = rowsOf(fam, sets, grid, curves);
     const spec = chartSpec(fam, sets, condition, rows, domainRow());
-    embed(chart, spec as never, { actions: false, renderer: "svg", logLevel: 1 /* errors only */ }).then((result) => {
+    embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 /* errors only */ }).then((result) => {
       if (destroyed) {  // cleaned up while Vega was still compiling: release it now
         result.view.finalize();
         return;
@@ -289,12 +289,12 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       view.addSignalListener("brush", onBrush);
       cleanups.push(() => view?.removeSignalListener("brush", onBrush));
       // Clicking a curve (or its band) highlights that set in every chart.
-      const onClick = (_: unknown, item: { datum?: { set?: string } } | null | undefined) => {
-        const picked = item?.datum?.set;
-        if (picked !== undefined) onPick(picked);
+      const onClick: EventListenerHandler = (_, item) => {
+        const picked: unknown = item?.datum?.set;
+        if (typeof picked === "string") onPick(picked);
       };
-      view.addEventListener("click", onClick as never);
-      cleanups.push(() => view?.removeEventListener("click", onClick as never));
+      view.addEventListener("click", onClick);
+      cleanups.push(() => view?.removeEventListener("click", onClick));
       showRange();
       drawCrossings();
       onReady();

@@ -30,24 +30,25 @@ export function standaloneModel(payload: StandalonePayload): Model {
     );
   }
   const first = payload.conditions[payload.condition];
-  const state: Partial<Traits> = {
+  const state: Traits = {
     spec: first.spec,
     curves: decode(first.curves),
     domains: payload.domains ?? {},
     selected_sets: payload.selected_sets ?? [],
     condition: payload.condition,
     conditions: Object.keys(payload.conditions),
+    extend_request: {},
     status: "",
   };
   const handlers = new Map<string, (() => void)[]>();
   const emit = (key: string) => (handlers.get(`change:${key}`) ?? []).forEach((f) => f());
   const model: Model = {
-    get: (key) => state[key] as never,
+    get: (key) => state[key],
     set: (key, value) => {
       state[key] = value;
       if (key === "condition") {
         // What ProfileExplorer does in Python: new curves, domains reset.
-        const chosen = payload.conditions[value as string];
+        const chosen = payload.conditions[state.condition];
         state.spec = chosen.spec;
         state.curves = decode(chosen.curves);
         state.domains = {};

@@ -24,7 +24,8 @@ class ExplorerRenderer extends Panel implements IRenderMime.IRenderer {
   private standalone: Widget | null = null;
   private live: IRenderMime.IRenderer | null = null;
 
-  constructor(private readonly widgets: IRenderMimeRegistry | null) {
+  // Not `widgets`: that name is Panel's list of children.
+  constructor(private readonly registry: IRenderMimeRegistry | null) {
     super();
     this.addClass("dp-mime-explorer");
   }
@@ -45,9 +46,9 @@ class ExplorerRenderer extends Panel implements IRenderMime.IRenderer {
   /** Draw the ipywidgets view hidden; true once our explorer is drawn inside it. */
   private async tryLive(model: IRenderMime.IMimeModel): Promise<boolean> {
     // Untrusted outputs never reach the widget renderer (it runs kernel-supplied code).
-    if (!this.widgets || !model.trusted || !(WIDGET_VIEW in model.data)) return false;
-    if (!this.widgets.mimeTypes.includes(WIDGET_VIEW)) return false;
-    const live = this.widgets.createRenderer(WIDGET_VIEW);
+    if (!this.registry || !model.trusted || !(WIDGET_VIEW in model.data)) return false;
+    if (!this.registry.mimeTypes.includes(WIDGET_VIEW)) return false;
+    const live = this.registry.createRenderer(WIDGET_VIEW);
     this.live = live;
     live.hide();
     this.addWidget(live);

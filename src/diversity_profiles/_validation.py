@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import ModuleType
 
 import numpy as np
 
@@ -259,7 +260,7 @@ def one_of(value: str, name: str, func: str, allowed: Sequence[str]) -> str:
     return value
 
 
-def require(module: str, func: str, what: str, extra: str):
+def require(module: str, func: str, what: str, extra: str) -> ModuleType:
     """Import an optional dependency, or raise ImportError naming the extra that brings it."""
     try:
         importlib.import_module(module.partition(".")[0])  # a blocked parent is not installed
@@ -280,7 +281,7 @@ def check_int(value, name: str, func: str, low: int = 1) -> int:
     return int(value)
 
 
-def check_sets(sets, func: str, holds: str, example: str):
+def check_sets(sets, func: str, holds: str, example: str) -> Mapping:
     """The ``sets`` argument of a featuriser: a non-empty mapping of labels to raw samples."""
     from collections.abc import Mapping
 

@@ -6,8 +6,18 @@ module-level functions do the work.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import xarray as xr
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import altair as alt
+    import pandas as pd
+
+    from .explorer import ProfileExplorer
 
 
 def _paths_where(tree: xr.DataTree, holds) -> list[str]:
@@ -21,7 +31,7 @@ def conditions_of(tree: xr.DataTree) -> list[str]:
     return _paths_where(tree, lambda node: "set" in node.dims and "representation" in node.attrs)
 
 
-def band_of(ds: xr.Dataset, family: str):
+def band_of(ds: xr.Dataset, family: str) -> tuple[xr.DataArray | None, xr.DataArray | None]:
     """The band drawn around a family's curves: its bootstrap band if it has one, else
     Circles' certified (lower, upper) bounds, else ``(None, None)``."""
     if f"{family}_ci_lower" in ds:
@@ -31,7 +41,7 @@ def band_of(ds: xr.Dataset, family: str):
     return None, None
 
 
-def tidy(tree: xr.DataTree, condition: str | None = None):
+def tidy(tree: xr.DataTree, condition: str | None = None) -> pd.DataFrame:
     """Long table: one row per (condition, family, set, parameter value).
 
     Columns: ``representation, distance, family, variable, set, parameter,
@@ -94,14 +104,14 @@ class DiversityProfilesAccessor:
     def sets(self) -> list[str]:
         """Set labels (shared by every condition)."""
         first = self.conditions[0]
-        return [str(s) for s in self._tree[first]["set"].values]
+        return [str(s) for s in self._tree[first].dataset["set"].values]
 
     def families(self, condition: str | None = None) -> list[str]:
         """Families computed under ``condition`` (the first one by default)."""
         path = condition or self.conditions[0]
         return self._tree[path].attrs["families"].split(", ")
 
-    def to_dataframe(self, condition: str | None = None):
+    def to_dataframe(self, condition: str | None = None) -> pd.DataFrame:
         """A tidy ``pandas.DataFrame`` of every curve, ready for plotting."""
         return tidy(self._tree, condition)
 
@@ -111,19 +121,19 @@ class DiversityProfilesAccessor:
 
         return compare(self._tree, **kwargs)
 
-    def plot(self, condition: str | None = None, *, crossings: bool = True):
+    def plot(self, condition: str | None = None, *, crossings: bool = True) -> alt.ConcatChart:
         """Altair charts of every family: see :func:`diversity_profiles.plotting.plot_profiles`."""
         from .plotting import plot_profiles
 
         return plot_profiles(self._tree, condition, crossings=crossings)
 
-    def explore(self, condition: str | None = None):
+    def explore(self, condition: str | None = None) -> ProfileExplorer:
         """The interactive explorer widget for a condition (the first by default)."""
         from .explorer import ProfileExplorer
 
         return ProfileExplorer(self._tree, condition)
 
-    def report(self, path, **kwargs):
+    def report(self, path, **kwargs) -> Path:
         """A self-contained offline HTML report (see :func:`diversity_profiles.report`)."""
         from .html_report import report
 

@@ -7,6 +7,7 @@ condition, family and ordered pair of sets, optionally over narrowed domains.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,12 +15,15 @@ from . import verdict as rule
 from ._validation import check_real, one_of
 from .families import FAMILIES
 
+if TYPE_CHECKING:
+    import xarray as xr
+
 FUNC = "compare"
 
 
 def _family_curves(ds) -> dict[str, tuple[str | None, np.ndarray, np.ndarray]]:
     """family -> (parameter name, grid, values(set, grid)) for the families in ``ds``."""
-    out = {}
+    out: dict[str, tuple[str | None, np.ndarray, np.ndarray]] = {}
     for name, fam in FAMILIES.items():
         if name not in ds.data_vars:
             continue
@@ -256,7 +260,7 @@ def compare(
     margins: float | Mapping[str, float] | None = None,
     min_share: float = rule.MIN_SHARE,
     band: str = "simultaneous",
-):
+) -> xr.DataTree:
     """Verdicts for every ordered pair of sets, family and condition of a profile tree.
 
     Parameters

@@ -50,6 +50,7 @@ class PreparedSet:
     @property
     def n(self) -> int:
         src = self.embeddings if self.embeddings is not None else self.given_distances
+        assert src is not None  # prepare() gives every set embeddings or distances
         return int(src.shape[0])
 
     @property
@@ -60,6 +61,7 @@ class PreparedSet:
                 self._D = self.given_distances
             else:
                 check_pairwise_memory(self.n, FUNC, what=f"distances of set {self.label!r}")
+                assert self.embeddings is not None  # no given distances: embeddings are
                 self._D = distance_matrix(self.embeddings, self.distance)
         return self._D
 

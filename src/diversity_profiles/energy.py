@@ -56,7 +56,7 @@ def _energy_exact(D: np.ndarray, ss: np.ndarray) -> np.ndarray:
     return _check_representable(out, ss, "energy")
 
 
-def energy(D: ArrayLike, s: ArrayLike):
+def energy(D: ArrayLike, s: ArrayLike) -> float | np.ndarray:
     r"""Energy diversity: minus the mean of ``D_ij ** -s`` over pairs ``i != j``.
 
     Parameters

@@ -61,6 +61,7 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
 
     p = None if item.weights is None else item.weights / item.weights.sum()
     if cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
+        assert item.embeddings is not None  # this kernel is only chosen for embeddings
         raw = _dual_spectrum(item.embeddings, p, normalize=False)
         size = max(item.embeddings.shape)
     else:
@@ -148,6 +149,7 @@ def _energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> Result:
 
 def _average_distance(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
     if item.distance == "cosine" and item._D is None:
+        assert item.embeddings is not None  # "cosine" sets are embeddings ("precomputed" are not)
         # Exact in O(n d) for unit rows: sum_{i != j} m_i m_j cos_ij = |sum_i m_i x_i|^2 - sum m_i^2
         # (m_i = 1 without resampling; pairs of copies of one sample are not pairs).
         m = np.ones(item.n) if item.weights is None else item.weights

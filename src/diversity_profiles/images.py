@@ -15,12 +15,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._progress import progress as _progress_bar
 from ._validation import check_int, check_sets, require
 from .representation import Representation
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 #: Pillow's resampling filters by name. "box" (the default) shrinks by an integer factor f
 #: to the mean of each f × f block; every filter is antialiased when shrinking.
@@ -38,6 +42,7 @@ def _scaled(arr: np.ndarray, func: str, where: str) -> np.ndarray:
             f"{func}: {where} must be H × W or H × W × C with C in 1..4 channels. "
             f"Got shape {arr.shape}."
         )
+    out: np.ndarray
     if arr.dtype == bool:
         out = arr.astype(np.float32)
     elif np.issubdtype(arr.dtype, np.integer):
@@ -353,7 +358,7 @@ def profiles(
     progress: bool = True,
     name: str | None = None,
     **kwargs,
-):
+) -> xr.DataTree:
     """Diversity profiles of sets of images, from the images in one call.
 
     Parameters

@@ -27,13 +27,16 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache, partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ._progress import progress as _progress_bar
 from ._validation import check_int, check_sets, one_of, require
 from .representation import Representation
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["InvalidSmilesWarning", "fingerprints", "profiles", "scaffolds"]
 
@@ -380,7 +383,7 @@ def profiles(
     progress: bool = True,
     n_jobs: int = 1,
     **kwargs: Any,
-):
+) -> xr.DataTree:
     """Diversity profiles of sets of molecules: SMILES to a Morgan/Tanimoto tree.
 
     Featurises every set with :func:`fingerprints` and calls

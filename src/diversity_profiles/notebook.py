@@ -5,7 +5,7 @@ from __future__ import annotations
 from .accessor import comparison_paths, conditions_of
 
 
-def tree_mimebundle(tree, include=None, exclude=None):
+def tree_mimebundle(tree, include=None, exclude=None) -> dict | tuple[dict, dict] | None:
     """Explorer view (with SVG/Markdown fallbacks) for profile trees, Markdown for comparisons.
 
     Returns None for any other DataTree so that xarray's own display is used.

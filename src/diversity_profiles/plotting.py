@@ -111,6 +111,7 @@ def _crossing_frame(comparison, family: str):
 
 def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str, shown: dict):
     fam = FAMILIES[family]
+    assert fam.parameter is not None  # scale-free families are drawn by _scalefree_chart
     data, hidden = _curve_frame(ds, family, shown)
     axis_title = _AXIS_TITLE.get(fam.parameter, fam.parameter)
     scale = alt.Scale(type="log") if fam.axis == "log" else alt.Scale(zero=False)
@@ -176,7 +177,7 @@ def _scalefree_chart(ds, family: str, colour: dict, title_suffix: str, shown: di
     )
 
 
-def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True):
+def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True) -> alt.ConcatChart:
     """One chart per family of a condition, each set a coloured curve.
 
     Parameters

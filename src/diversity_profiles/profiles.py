@@ -15,6 +15,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from ._validation import check_int, check_parameter, check_real, check_seed, one
 from .condition import Condition, prepare_sets
 from .families import FAMILIES, Family
 from .representation import Representation
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 FUNC = "profiles"
 
@@ -117,6 +121,7 @@ def _grids(cond: Condition, fams: list[Family], domains: Mapping, n_points: int)
         elif fam.name in domains:
             out[fam.name] = _user_domain(fam, domains[fam.name], n_points)
         else:
+            assert fam.domain is not None  # every family with a parameter has a domain
             out[fam.name] = fam.domain(cond, n_points)
     return out
 
@@ -290,7 +295,7 @@ def profiles(
     common_n: int | str | None = None,
     n_subsamples: int = 10,
     max_seconds: float | None = 600.0,
-):
+) -> xr.DataTree:
     """Diversity profiles of several sample sets under one condition.
 
     Parameters
@@ -368,7 +373,8 @@ def profiles(
 
     details = {}
     if isinstance(representation, Representation):
-        representation, details = representation.name, representation.attrs()
+        details = representation.attrs()
+        representation = representation.name
     representation = _check_name(representation, "representation")
     one_of(circles_method, "circles_method", FUNC, _CIRCLES_METHODS)
     n_points = check_int(n_points, "n_points", FUNC, low=5)

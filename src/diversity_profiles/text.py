@@ -18,12 +18,16 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._progress import progress as _progress_bar
 from ._validation import check_int, check_pairwise_memory, check_sets, require
 from .representation import Representation
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 #: Tokens: runs of word characters, and each punctuation mark on its own (close to the
 #: NLTK word tokenizer the Vendi paper used, without NLTK).
@@ -222,8 +226,8 @@ def _loading_bar(show: bool):
     """transformers' "Loading weights" bar, hidden when progress is off (and then restored)."""
     try:
         from transformers.utils import logging as hf_logging
-    except ImportError:
-        hf_logging = None
+    except ImportError:  # no transformers: no bar to hide
+        hf_logging = None  # type: ignore[assignment]
     hide = not show and hf_logging is not None and hf_logging.is_progress_bar_enabled()
     if hide:
         hf_logging.disable_progress_bar()
@@ -369,7 +373,7 @@ def profiles(
     progress: bool = True,
     name: str | None = None,
     **kwargs,
-):
+) -> xr.DataTree:
     """Diversity profiles of sets of texts, from the texts in one call.
 
     Parameters

@@ -101,11 +101,13 @@ def _spectrum_of_kernel(K: np.ndarray, p: np.ndarray | None) -> np.ndarray:
     return eigvalsh(A, overwrite_a=True, check_finite=False, driver="evd")
 
 
-def _finish(values: np.ndarray, scalar: bool):
+def _finish(values: np.ndarray, scalar: bool) -> float | np.ndarray:
     return float(values[0]) if scalar else values
 
 
-def vendi_score(K: ArrayLike, q: ArrayLike = 1.0, *, weights: ArrayLike | None = None):
+def vendi_score(
+    K: ArrayLike, q: ArrayLike = 1.0, *, weights: ArrayLike | None = None
+) -> float | np.ndarray:
     r"""Vendi score of order ``q`` of a similarity matrix.
 
     The effective number of distinct samples: the exponential of the Rényi
@@ -188,7 +190,7 @@ def _scaled_blocks(X: np.ndarray, root_w: np.ndarray, normalize: bool):
     work_dtype = np.float32 if X.dtype == np.float32 else np.float64
     unit = _global_scale(X)
     for start in range(0, X.shape[0], _BLOCK_ROWS):
-        B = np.asarray(X[start : start + _BLOCK_ROWS], dtype=work_dtype)
+        B: np.ndarray = np.asarray(X[start : start + _BLOCK_ROWS], dtype=work_dtype)
         if unit != 1.0:
             B = B / work_dtype(unit)
         scale = root_w[start : start + _BLOCK_ROWS]
@@ -241,7 +243,7 @@ def vendi_score_dual(
     *,
     weights: ArrayLike | None = None,
     normalize: bool = True,
-):
+) -> float | np.ndarray:
     r"""Vendi score of the cosine (or linear) kernel, straight from embeddings.
 
     Never forms the n × n kernel: the nonzero eigenvalues of ``X X^T / n`` are
