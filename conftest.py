@@ -18,6 +18,7 @@ KIND_OF_MODULE = {
     "test_notebooks": "notebook",
     "test_types": "types",
     "test_cli": "integration",  # the console script, in a subprocess each time
+    "test_files": "integration",  # the console module on real files, mostly in subprocesses
 }
 KIND_OF_TEST = {
     "test_explorer.py::test_built_wheel_ships_the_bundle": "integration",  # pip builds a wheel
@@ -26,6 +27,10 @@ KIND_OF_TEST = {
     "test_images.py::test_callable_may_return_a_tensor_and_resize_first": "integration",
     "test_images.py::test_extractor_profiles_and_merge": "integration",
     "test_text.py::test_embed_never_downloads": "integration",  # imports sentence-transformers
+    "test_fuzz.py::test_console_script_reports_bad_input_in_one_line": "integration",
+    "test_labels_as_text.py::test_every_html_page_shows_hostile_labels_as_text_in_chromium": (
+        "browser"
+    ),
 }
 #: Tests using these fixtures load a real sentence-transformer model.
 INTEGRATION_FIXTURES = {"minilm"}

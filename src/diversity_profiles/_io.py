@@ -208,7 +208,12 @@ def _replace(temp: Path, path: Path, kind: str) -> None:
 
 
 def write_atomic(
-    path, write: Callable[[Path], None], *, kind: str, overwrite: bool, flag: str = "overwrite=True"
+    path,
+    write: Callable[[Path], object],
+    *,
+    kind: str,
+    overwrite: bool,
+    flag: str = "overwrite=True",
 ) -> Path:
     """Call ``write(temp)`` on a temporary path beside ``path``, then move it into place.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 #: Markdown metacharacters that can start emphasis, links, code, lists, headings,
 #: tables, strikethrough, (in Jupyter) math or (GFM) a bare-URL link at "://".
@@ -103,7 +104,7 @@ class ScriptSafeEncoder(json.JSONEncoder):
     def encode(self, o) -> str:
         return script_safe(super().encode(o))
 
-    def iterencode(self, o, _one_shot: bool = False):
+    def iterencode(self, o, _one_shot: bool = False) -> Iterator[str]:
         for chunk in super().iterencode(o, _one_shot):
             yield script_safe(chunk)
 

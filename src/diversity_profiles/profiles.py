@@ -150,8 +150,9 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
     per_rep = 8 * 3 * len(cond.sets) * sum(max(g.size, 1) for g in grid_only.values())
     notes: dict = {}
     if unc.common_n is not None:
+        common_n = unc.common_n  # narrowed to int, also inside the lambda
         show = plan_repeats(
-            lambda: resampling.subsamples(cond, fams, grid_only, unc.common_n, 1, unc.seed),
+            lambda: resampling.subsamples(cond, fams, grid_only, common_n, 1, unc.seed),
             unc.n_subsamples,
             arg="n_subsamples",
             func=FUNC,

@@ -11,6 +11,7 @@ import filecmp
 import os
 import re
 import shutil
+from functools import partial
 from pathlib import Path
 
 import anywidget
@@ -118,9 +119,7 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
             continue
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
-            write_atomic(
-                dest, lambda p, s=source: shutil.copyfile(s, p), kind="html", overwrite=False
-            )
+            write_atomic(dest, partial(shutil.copyfile, source), kind="html", overwrite=False)
         except FileExistsError:  # a concurrent export put it there: fine if it is ours
             _check_side_files([(source, dest)])
     return html_path

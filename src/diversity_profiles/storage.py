@@ -9,10 +9,14 @@ whole tree and checks what :func:`profiles` guarantees for its results.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .families import FAMILIES
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 _ATTR_TYPES = (str, int, float, np.integer, np.floating, np.bool_, bool)
 
@@ -135,7 +139,7 @@ def check_tree(tree) -> None:
         raise ValueError(str(exc)) from None
 
 
-def open_profiles(path):
+def open_profiles(path) -> xr.DataTree:
     """Open a profile tree saved to netCDF (``.nc``) or zarr (a directory), and check it.
 
     Everything is read into memory (so a file cut short fails here, not later) and the
