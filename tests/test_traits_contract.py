@@ -123,8 +123,10 @@ def test_what_python_sends_is_valid_against_the_schema(tree):
         for key in ("values", "lower", "upper"):
             if fam[key] is not None:
                 assert fam[key] + n_sets * fam["n"] <= size
-        kinds.add((fam["parameter"] is None, fam["lower"] is None))
-    assert kinds >= {(False, False), (True, True)}  # bands and a scale-free family covered
+        kinds.add(("scale-free" if fam["parameter"] is None else "swept", fam["lower"] is None))
+    # Swept and scale-free families, and bands, are all covered.
+    assert {kind for kind, _ in kinds} == {"swept", "scale-free"}
+    assert any(not no_band for _, no_band in kinds)
     spec_schema = {"$defs": SCHEMA["$defs"], "$ref": "#/$defs/ExplorerSpec"}
     for packed in standalone_payload(tree, widget.conditions)["conditions"].values():
         jsonschema.Draft202012Validator(spec_schema).validate(packed["spec"])

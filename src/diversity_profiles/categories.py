@@ -8,10 +8,15 @@ similarity-sensitive diversity into alpha (within), beta (between) and gamma (wh
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .condition import Condition
 from .families import FAMILIES
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 
 def clean_labels(labels) -> np.ndarray:
@@ -40,7 +45,9 @@ def _similarity_for_partition(cond: Condition, item, bandwidth) -> tuple[np.ndar
     return np.clip(cond.similarity(item), 0.0, 1.0), cond.kernel
 
 
-def category_node(cond: Condition, ds, item, labels, orders: np.ndarray, bandwidth=None):
+def category_node(
+    cond: Condition, ds, item, labels, orders: np.ndarray, bandwidth=None
+) -> xr.Dataset:
     """The ``C/categories/set_{k}`` node of one set (layout in :mod:`explain`)."""
     import xarray as xr
 

@@ -77,7 +77,7 @@ def _agreement(verdicts: list[str]) -> str:
     return "mixed"
 
 
-def _sizes(ds, S: int) -> tuple[np.ndarray, np.ndarray]:
+def _sizes(ds, S: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per set: the n the estimates stand for (``common_n`` if used), and the scale and
     growth cap n/m of its replicates (verdict.py step 6; NaN without replicates)."""
     n = np.asarray(ds["n_samples"].values, float) if "n_samples" in ds else np.full(S, np.nan)

@@ -15,12 +15,16 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._progress import progress
 from .condition import Condition, prepare_sets
 from .profiles import _grids, _resolve_families
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 FUNC = "convergence"
 
@@ -73,7 +77,7 @@ def convergence(
     bandwidth: float | None = None,
     seed: int = 0,
     show_progress: bool = True,
-):
+) -> xr.Dataset:
     """Each family at nested subsample sizes: its mean and spread against n.
 
     Parameters
@@ -130,7 +134,8 @@ def convergence(
         cond = Condition(representation, distance, prepared, bandwidth, "greedy", seed)
         grids = _grids(cond, fams, dict(domains or {}), int(n_points))
         grid_only = {name: g for name, (g, _) in grids.items()}
-    sizes = _check_sizes(sizes, max(s.n for s in prepared))
+    # Checked: an int array from here on (the argument may be any sequence of ints).
+    sizes = _check_sizes(sizes, max(s.n for s in prepared))  # type: ignore[assignment]
     fast = copy.copy(cond)
     fast.circles_method = "greedy"
     results: dict[str, np.ndarray] = {}

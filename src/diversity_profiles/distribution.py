@@ -4,13 +4,18 @@ the Gaussian kernel's bandwidth for Vendi)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import concentration as _conc
 from .condition import Condition
 
+if TYPE_CHECKING:
+    import xarray as xr
 
-def distances_node(cond: Condition, ds, bins: int):
+
+def distances_node(cond: Condition, ds, bins: int) -> xr.Dataset:
     """The ``C/distances`` node (layout in :mod:`explain`)."""
     import xarray as xr
 

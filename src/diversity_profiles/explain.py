@@ -26,6 +26,7 @@ labels are untrusted, so nodes are named by position and carry the label as an a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from .categories import category_node, clean_labels
 from .circles import AUTO_TIME_LIMIT
 from .condition import Condition, prepare_sets
 from .distribution import distances_node
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 FUNC = "explain"
 
@@ -218,7 +222,7 @@ def explain(
     bins: int = 64,
     circles_method: str = "auto",
     similarities: Mapping[str, object] | None = None,
-):
+) -> xr.DataTree:
     """A copy of ``tree`` with the samples behind one condition's profiles stored in it.
 
     Parameters

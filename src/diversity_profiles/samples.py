@@ -55,12 +55,13 @@ def _svg(smiles: str) -> str:
         from rdkit.Chem.Draw import rdMolDraw2D
     except ImportError:
         return ""
-    RDLogger.DisableLog("rdApp.*")
+    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]  # missing from RDKit's stubs
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         return ""
     drawer = rdMolDraw2D.MolDraw2DSVG(160, 120)
-    drawer.drawOptions().clearBackground = False
+    # RDKit's stubs type the options' attributes wrongly (as MolDrawOptions).
+    drawer.drawOptions().clearBackground = False  # type: ignore[assignment]
     rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol)
     drawer.FinishDrawing()
     return drawer.GetDrawingText()

@@ -201,7 +201,9 @@ def share_ahead(
     return float(np.sum(frac[usable] * length[usable]) / np.sum(length[usable]))
 
 
-def tie_tolerance(a: np.ndarray, b: np.ndarray, rtol: float = RTOL, atol: float = ATOL):
+def tie_tolerance(
+    a: np.ndarray, b: np.ndarray, rtol: float = RTOL, atol: float = ATOL
+) -> np.ndarray:
     """The tie tolerance of step 1 at every point (0 where a value is infinite)."""
     scale = np.maximum(np.abs(np.asarray(a, float)), np.abs(np.asarray(b, float)))
     return atol + rtol * np.where(np.isfinite(scale), scale, 0.0)

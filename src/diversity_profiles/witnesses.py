@@ -61,6 +61,7 @@ def _spectrum(K: np.ndarray | None, X: np.ndarray | None) -> tuple[np.ndarray, n
             U = (X @ V / np.sqrt(n * lam)).T
             return lam, U
         K = X @ X.T
+    assert K is not None  # callers pass K or X
     n = K.shape[0]
     lam, V = eigh(K / n, driver="evd", check_finite=False)
     keep = lam > _rank_cutoff(max(lam.max(), 0.0), n)
@@ -245,6 +246,7 @@ def _circles_packing(
             kept = np.bincount(lab[best], minlength=ncomp)
             own = np.where((kept > np.bincount(lab[own], minlength=ncomp))[lab], best, own)
         best = own
+    assert best is not None  # tau < max(off) is tried, so some threshold set best
     graph = at(tau)
     cover = np.unique(_clique_cover(graph[0], graph[1], graph[3], rank), return_inverse=True)[1]
     if best.sum() == cover.max() + 1:
@@ -259,7 +261,9 @@ def _circles_packing(
     return found, "exact" if lo == hi else "greedy"
 
 
-def circles_packing(D: ArrayLike, tau: float, *, method: str = "auto", seed: int = 0):
+def circles_packing(
+    D: ArrayLike, tau: float, *, method: str = "auto", seed: int = 0
+) -> tuple[np.ndarray, str]:
     """One largest set of samples pairwise farther apart than ``tau`` (a Circles witness).
 
     Returns
