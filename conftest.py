@@ -15,6 +15,7 @@ KIND_OF_MODULE = {
     "test_report": "browser",
     "test_shared_notebook": "browser",
     "test_widget_browser": "browser",
+    "test_widget_confidence": "browser",
     "test_notebooks": "notebook",
     "test_types": "types",
     "test_cli": "integration",  # the console script, in a subprocess each time
