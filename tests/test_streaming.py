@@ -64,15 +64,15 @@ def test_diagonal_is_skipped_and_duplicates_are_zero():
     assert h.n_zero == 50  # exactly the duplicate pairs, none of the self-distances
 
 
-def _sets():
+def _sets(n=300):
     rng = np.random.default_rng(3)
-    return {k: _clustered(300, seed=s)[10:] for s, k in enumerate("AB")} | {
-        "C": rng.standard_normal((250, 16))
+    return {k: _clustered(n, seed=s)[10:] for s, k in enumerate("AB")} | {
+        "C": rng.standard_normal((n - 50, 16))
     }
 
 
 def test_auto_is_exact_and_unchanged_for_small_n():
-    sets = _sets()
+    sets = _sets(70)
     kw = dict(representation="x", distance="euclidean", n_points=12, bandwidth=3.0)
     auto = dp.profiles(sets, **kw)["x/euclidean"].to_dataset()
     exact = dp.profiles(sets, method="exact", **kw)["x/euclidean"].to_dataset()

@@ -63,14 +63,7 @@ class _Blocks:
     def starts(self) -> list[int]:
         return list(range(0, self.n, self.block))
 
-    def row(self, i: int) -> Iterator[tuple[int, int, np.ndarray]]:
-        """(i, j, D) for every block pair (i, j ≥ i); D is a view of a reused buffer."""
-        A = self.X32[i : i + self.block]
-        for j in range(i, self.n, self.block):
-            B = self.X32[j : j + self.block]
-            yield i, j, self._distances(i, j, A, B)
-
-    def _distances(self, i: int, j: int, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    def distances(self, i: int, j: int, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         G = self._G[: len(A), : len(B)]
         np.matmul(A, B.T, out=G)
         W = self._W[: len(A), : len(B)]
@@ -108,10 +101,12 @@ def _walk(
     n = blocks.n
     if show is None:
         show = n * (n - 1) / 2 > PROGRESS_PAIRS
-    for i in progress(blocks.starts(), total=len(blocks.starts()), desc=desc, enabled=show):
-        for bi, bj, D in blocks.row(i):
-            keep = blocks.upper[: D.shape[0], : D.shape[1]] if bi == bj else None
-            yield bi, bj, D, keep
+    starts = blocks.starts()
+    pairs = [(i, j) for i in starts for j in starts if j >= i]
+    for i, j in progress(pairs, total=len(pairs), desc=desc, enabled=show, unit="block"):
+        A, B = blocks.X32[i : i + block], blocks.X32[j : j + block]
+        D = blocks.distances(i, j, A, B)
+        yield i, j, D, (blocks.upper[: D.shape[0], : D.shape[1]] if i == j else None)
 
 
 def distance_pass(
