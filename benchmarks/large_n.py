@@ -131,8 +131,11 @@ def main() -> None:
     p.add_argument("--sets", type=int, default=1)
     p.add_argument("--distance", default="euclidean")
     p.add_argument("--families", nargs="*", default=list(FAMILIES))
-    p.add_argument("--together", action="store_true",
-                   help="method='auto' as one profiles call with all families (shared passes)")
+    p.add_argument(
+        "--together",
+        action="store_true",
+        help="method='auto' as one profiles call with all families (shared passes)",
+    )
     p.add_argument("--baseline", action="store_true", help="also today's exact path")
     p.add_argument("--peers", action="store_true", help="also vendi-score and magnipy")
     p.add_argument("--limit", type=float, default=900.0, help="seconds per run")

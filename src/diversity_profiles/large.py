@@ -103,7 +103,7 @@ def counts(cond: Condition, item: PreparedSet, taus: np.ndarray | None, kernel: 
         fn = None
         if kernel:
             if cond.kernel == "gaussian":
-                scale = np.float32(-0.5 / cond.gaussian_bandwidth() ** 2)
+                scale = -0.5 / cond.gaussian_bandwidth() ** 2
 
                 def fn(D):
                     K = D * D

@@ -148,9 +148,10 @@ class ThresholdCounts:
     sum_k2: float
 
 
-#: Pairs whose float32 distance is within this share of a threshold are recomputed in
-#: float64 before counting (float32 GEMM distances are off by ~1e-6 relative here).
-_NEAR = 1e-4
+#: Pairs whose GEMM distance is within this share of a threshold are recomputed from the row
+#: difference before counting (float32 GEMM distances are off by ~1e-6 relative, float64 ones
+#: by ~1e-13).
+_NEAR = {np.float32: 1e-5, np.float64: 1e-10}
 
 
 def _pair_distances(X: np.ndarray, r: np.ndarray, c: np.ndarray, distance: str) -> np.ndarray:
@@ -165,17 +166,19 @@ def _pair_distances(X: np.ndarray, r: np.ndarray, c: np.ndarray, distance: str) 
     return sq / 2.0 if distance == "cosine" else np.sqrt(sq)
 
 
-def _settle_near_thresholds(k, D, X, i, j, distance, taus, taus32, keep) -> None:
-    """Recount, in float64, the pairs whose float32 distance sits next to a threshold."""
-    above = np.append(taus32, np.float32(np.inf))[k]
-    below = np.insert(taus32, 0, np.float32(-np.inf))[k]
-    near = (above - D <= _NEAR * above) | (D - below <= _NEAR * np.abs(below))
+def _settle_near_thresholds(k, D, X, i, j, distance, taus, tausD, keep) -> None:
+    """Recount, from the row difference, the pairs whose distance sits next to a threshold."""
+    tol = _NEAR[D.dtype.type]
+    above = np.append(tausD, np.inf).astype(D.dtype)[k]
+    below = np.insert(tausD, 0, -np.inf).astype(D.dtype)[k]
+    near = (above - D <= tol * above) | (D - below <= tol * np.abs(below))
     if keep is not None:
         near &= keep
     r, c = np.nonzero(near)
-    if r.size:
-        exact = _pair_distances(X, i + r, j + c, distance)
-        k[r, c] = np.searchsorted(taus, exact, side="left")
+    for start in range(0, r.size, 65536):  # bounded memory: 65536 row pairs at a time
+        rr, cc = r[start : start + 65536], c[start : start + 65536]
+        exact = _pair_distances(X, i + rr, j + cc, distance)
+        k[rr, cc] = np.searchsorted(taus, exact, side="left")
 
 
 def threshold_pass(
@@ -187,11 +190,14 @@ def threshold_pass(
     block: int = BLOCK,
     desc: str = "thresholds",
     show: bool | None = None,
+    precision: str = "float64",
 ) -> ThresholdCounts:
     """Pairs and degrees at every threshold, and Σ K_ij² over pairs, in one pass.
 
-    Counts are exact: pairs whose float32 distance lies within 1e-4 (relative) of a
-    threshold are recomputed in float64 from their rows before they are counted.
+    Counts are exact: pairs whose GEMM distance lies within ``_NEAR`` (relative) of a
+    threshold are recomputed in float64 from the difference of their rows before they
+    are counted. float64 GEMM (the default) costs little more here than float32: the
+    binning, not the product, dominates a pass.
 
     ``taus`` must be sorted ascending; ``kernel`` maps a float32 distance block to
     similarities (e.g. the Gaussian kernel of a fixed bandwidth).
@@ -212,19 +218,18 @@ def threshold_pass(
     # bins[i, k]: neighbours of i whose smallest threshold at or above the distance is taus[k]
     # (k = m: above every threshold); the cumulative sum over k gives the degrees.
     bins = np.zeros((n, m + 1), dtype=np.int64) if m else None
-    taus32 = taus.astype(np.float32)
-    # Compare in float32 with the thresholds rounded up: a distance ≤ τ stays ≤ after rounding.
-    taus32 = np.where(taus32 < taus, np.nextafter(taus32, np.float32(np.inf)), taus32)
+    dtype = np.float32 if precision == "float32" else np.float64
+    tausD = taus.astype(dtype)
     sum_k2 = 0.0
-    for i, j, D, keep in _walk(X, distance, block, desc, show):
+    for i, j, D, keep in _walk(X, distance, block, desc, show, dtype):
         if kernel is not None:
             K = kernel(D)
             K *= K
             sum_k2 += float((K if keep is None else K[keep]).sum(dtype=np.float64))
         if bins is None:
             continue
-        k = np.searchsorted(taus32, D, side="left").astype(np.int64)
-        _settle_near_thresholds(k, D, X, i, j, distance, taus, taus32, keep)
+        k = np.searchsorted(tausD, D, side="left").astype(np.int64)
+        _settle_near_thresholds(k, D, X, i, j, distance, taus, tausD, keep)
         rows, cols = D.shape
         if keep is not None:
             k[~keep] = m  # lower triangle and diagonal: counted via the transpose below
