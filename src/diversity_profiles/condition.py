@@ -194,6 +194,8 @@ class Condition:
     #: Passed to the large-n methods: target relative accuracy and seconds per set.
     accuracy: float | None = None
     time_budget: float | None = None
+    #: family -> the grid of this condition (set by profiles before the families run).
+    grids: dict = field(default_factory=dict)
     #: Bytes a large-n method may hold (e.g. Z_t in float32), set by the planner.
     memory_limit: float | None = None
 

@@ -120,6 +120,19 @@ def counts(cond: Condition, item: PreparedSet, taus: np.ndarray | None, kernel: 
     return cache[key]
 
 
+def second_pass(cond: Condition, item: PreparedSet, taus: np.ndarray | None):
+    """The threshold pass serving both Circles (at ``taus``) and Vendi (Σ K²) in one go.
+
+    When both families run their large-n method, Vendi (evaluated first) already uses the
+    Circles grid the condition holds, so that the pairs are streamed once, not twice.
+    """
+    wants_k2 = cond.large("vendi") and cond.kernel in ("gaussian", "Tanimoto similarity")
+    if taus is None and cond.large("circles") and "circles" in cond.grids:
+        taus = cond.grids["circles"]
+    taus = None if taus is None or not cond.large("circles") else np.sort(taus)
+    return counts(cond, item, taus, kernel=wants_k2)
+
+
 def median_distance(cond: Condition) -> float:
     """Median of the pooled positive distances, from the histograms (within one bin)."""
     h = pooled_histogram(cond)
@@ -195,7 +208,7 @@ def vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> dict:
             return _result("vendi", b)
     # Fallback: exact V_2 from Σ K², and what it certifies about every other order.
     n = item.n
-    v2 = n * n / (n + 2.0 * counts(cond, item, None, kernel=True).sum_k2)
+    v2 = n * n / (n + 2.0 * second_pass(cond, item, None).sum_k2)
     lower = np.where(qs <= 2, v2, np.sqrt(v2))
     upper = np.where(qs < 2, float(n), v2)
     lower[qs == 2] = upper[qs == 2] = v2
@@ -234,7 +247,7 @@ def circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> dict:
         out["circles"] = (np.asarray(b.lower, dtype=np.int64), out["circles"][1])
         return out
     order = np.argsort(taus, kind="stable")
-    c = counts(cond, item, taus[order], kernel=False)
+    c = second_pass(cond, item, taus[order])
     n = item.n
     deg = c.degrees
     caro_wei = np.ceil((1.0 / (deg + 1.0)).sum(axis=0) - 1e-9).astype(np.int64)

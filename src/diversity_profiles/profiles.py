@@ -245,6 +245,7 @@ def _build_dataset(
     import xarray as xr
 
     grids = _grids(cond, fams, domains, n_points)
+    cond.grids = {name: grid for name, (grid, _) in grids.items()}
     estimates = _estimates(cond, fams, grids)
     data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
     notes = _add_uncertainty(cond, fams, grids, estimates, unc, data_vars)
