@@ -132,7 +132,8 @@ def _estimates(cond: Condition, fams: list[Family], grids: dict) -> dict:
             for extra in per_set:
                 for key, val in extra[var][1].items():
                     if key == "method":  # the weakest: exact < certified bounds < estimate
-                        val = max(attrs.get(key, val), val, key=STRENGTH.__getitem__)
+                        attrs[key] = max(attrs.get(key, val), val, key=STRENGTH.__getitem__)
+                        continue
                     attrs[key] = min(attrs.get(key, val), val)  # e.g. exact only if all sets were
             out[var] = (np.stack([np.asarray(r[var][0]) for r in per_set]), attrs, fam)
     return out
