@@ -38,6 +38,8 @@ _EXACT_COPIES = {"vendi": 2, "magnitude": 2.5, "circles": 2, "energy": 1, "avera
 _HEADROOM = 0.8
 #: Families whose exact method needs no n × n matrix at all (with embeddings).
 _NO_MATRIX = {"richness"}
+#: Exact families that stream the pairs when no distance matrix is formed anyway.
+_STREAMED = ("energy", "average_distance")
 
 
 @dataclass
@@ -58,6 +60,10 @@ def _large_bytes(family: str, n: int, d: int, n_grid: int, available: float) -> 
     buffers = 6 * 2048 * 2048 * 8
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
     if family == "magnitude":
+        from .large import large_module
+
+        if large_module("magnitude") is None:  # bounds from the streamed passes only
+            return buffers + n * d * 8
         held = 4.0 * n * n  # magnitude_large holds Z_t in float32 when it fits, else recomputes
         return buffers + n * d * 8 + (held if held <= solver_memory(available) else 0.0)
     return buffers + per_point + n * d * 8
@@ -115,19 +121,30 @@ def plan(
                 else (f"exact needs {_human_bytes(exact)}")
             )
             routes[fam] = Route(fam, "large", large, why)
+    # Exact energy and average distance stream the pairs unless another exact family has
+    # formed the distance matrices, which they then reuse (plus the upper-triangle indices).
+    matrices = any(r.method == "exact" and r.nbytes > 0 for f, r in routes.items()
+                   if f not in _STREAMED)  # fmt: skip
+    for f in _STREAMED:
+        if f in routes and routes[f].method == "exact" and not precomputed:
+            routes[f].nbytes = 8.0 * n * n * (n_sets + 1.5) if matrices else 6 * 2048 * 2048 * 8
     # Families run one after another and free their buffers: the peak is the largest one.
     need = max((r.nbytes for r in routes.values()), default=0.0)
     if need > budget:
-        raise MemoryError(describe(routes, have, f"needs {_human_bytes(need)}"))
+        raise MemoryError(refusal(routes, have, need))
     return routes
 
 
-def describe(routes: dict[str, Route], have: float, verdict: str) -> str:
-    """The plan as text: one line per family, and what to change when it does not fit."""
-    lines = [
+def describe(routes: dict[str, Route]) -> str:
+    """The plan as text: one line per family."""
+    return "\n".join(
         f"  {r.family}: {r.method} ({r.why}), peak {_human_bytes(r.nbytes)}"
         for r in routes.values()
-    ]
+    )
+
+
+def refusal(routes: dict[str, Route], have: float, need: float) -> str:
+    """Why a plan does not fit, the plan, and what to change."""
     too_big = [r.family for r in routes.values() if r.nbytes > _HEADROOM * have]
     exact = [f for f in too_big if routes[f].method == "exact"]
     fixes = []
@@ -136,9 +153,9 @@ def describe(routes: dict[str, Route], have: float, verdict: str) -> str:
     fixes.append(f"leave out {', '.join(map(repr, too_big))} (families=...)")
     fixes.append("subsample the sets (smaller n)")
     return (
-        f"profiles: the plan {verdict} but only {_human_bytes(have)} is available "
-        f"({int(_HEADROOM * 100)}% of it may be used). Plan per family:\n"
-        + "\n".join(lines)
+        f"profiles: the plan needs {_human_bytes(need)} but only {_human_bytes(have)} is "
+        f"available ({int(_HEADROOM * 100)}% of it may be used). Plan per family:\n"
+        + describe(routes)
         + "\nTo make it fit: "
         + "; or ".join(fixes)
         + "."
