@@ -77,15 +77,15 @@ try:
         out["family_seconds"] = spent
         ds = tree[f"bench/{distance}"].to_dataset()
         out["methods"] = ds.attrs.get("methods", "all exact")
-        out["how"], out["max_upper_over_lower"] = {}, {}
+        out["how"], out["max_relative_width"] = {}, {}
         for fam in chosen:
             out["how"][fam] = ds[fam].attrs.get("method", "exact (today's path)")
             if fam + "_upper" in ds:
                 lo = ds["circles" if fam == "circles" else fam + "_lower"].values
                 hi = ds[fam + "_upper"].values
-                with np.errstate(all="ignore"):
-                    ratio = np.where(lo > 0, hi / lo, np.inf)
-                out["max_upper_over_lower"][fam] = float(np.nanmax(ratio))
+                with np.errstate(all="ignore"):  # energies are negative: relative width
+                    width = (hi - lo) / np.abs(ds[fam].values)
+                out["max_relative_width"][fam] = float(np.nanmax(width))
     out["status"] = "ok"
 except MemoryError as exc:
     out["status"] = "refused"
