@@ -10,6 +10,7 @@ import pytest
 import diversity_profiles as dp
 from diversity_profiles import planning
 from diversity_profiles.distances import prepare_embeddings
+from diversity_profiles.histogram import LogDistanceHistogram
 from diversity_profiles.streaming import distance_pass, threshold_pass
 
 
@@ -168,3 +169,19 @@ def test_dual_vendi_matches_dense_kernel():
     bad[4321] = 0
     with pytest.raises(ValueError, match="row 4321"):
         dp.vendi_score_dual(bad)
+
+
+def test_pooled_histogram_quantiles_across_different_anchors():
+    rng = np.random.default_rng(7)
+    a, b = rng.random(5000) + 0.5, 40 * (rng.random(5000) + 0.5)  # anchors 2 octaves apart
+    ha, hb = LogDistanceHistogram(), LogDistanceHistogram()
+    ha.add(a)
+    hb.add(b)
+    assert ha.anchor != hb.anchor
+    pooled = ha.merged([hb])
+    probs = np.array([0.05, 0.2, 0.35, 0.65, 0.8, 0.95])  # not in the gap between the two
+    ref = np.quantile(np.concatenate([a, b]), probs)
+    assert pooled.n_pairs == 10000 and pooled.mean_distance() == pytest.approx(
+        np.concatenate([a, b]).mean()
+    )
+    assert pooled.quantile(probs) == pytest.approx(ref, rel=2e-3)

@@ -147,7 +147,7 @@ class LogDistanceHistogram:
         and the chord through the bin's edges bounds it above. Both hold for every ``s`` at
         once; they bound the mean of the distances *as added* (float32 distances, for the
         streamed pass, carry their own ~1e-7 relative round-off). A pair clipped into the
-        first bin (below 2**-64) leaves the upper bound infinite.
+        end bin (a factor 2**64 from the largest distance) leaves the bracket [0, inf].
 
         Examples
         --------
@@ -162,7 +162,7 @@ class LogDistanceHistogram:
         c = self.counts[occ]
         width = 1.0 / self._scale()
         frac = np.clip(self.sum_u[occ] / c / width, 0.0, 1.0)  # where the mean sits in the bin
-        edge = (occ - _OCTAVES * BINS_PER_OCTAVE) * width
+        edge = (occ - _OCTAVES * BINS_PER_OCTAVE) * width + (self.anchor or 0.0)
         total = c.sum()
 
         def mean_of(log_terms: np.ndarray) -> np.ndarray:
@@ -174,8 +174,8 @@ class LogDistanceHistogram:
         with np.errstate(divide="ignore"):
             chord = np.log((1.0 - frac)[None, :] + frac[None, :] * np.exp(-sc * width))
         upper = mean_of(np.log(c)[None, :] - sc * edge[None, :] + chord)
-        if self.counts[0] > 0:
-            upper[:] = np.inf
+        if self.n_clipped:  # pairs outside the covered range: no certified bracket
+            lower[:], upper[:] = 0.0, np.inf
         return lower, upper
 
     def log_moments(self) -> tuple[float, float]:
@@ -204,10 +204,19 @@ class LogDistanceHistogram:
     def merged(self, others: list[LogDistanceHistogram]) -> LogDistanceHistogram:
         """The histogram of this set's pairs and those of ``others`` together (pooling)."""
         out = LogDistanceHistogram()
+        hists = [h for h in [self, *others] if h.anchor is not None]
+        out.anchor = max((h.anchor for h in hists), default=None)
+        size = self.counts.size
         for h in [self, *others]:
-            out.counts += h.counts
-            out.sum_u += h.sum_u
-            out.sum_u2 += h.sum_u2
+            # Anchors are powers of two: re-anchoring shifts whole octaves of bins; what would
+            # fall off the low end joins the first bin (and is counted as clipped).
+            shift = 0 if h.anchor is None else round((out.anchor - h.anchor) / np.log(2.0))
+            shift *= BINS_PER_OCTAVE
+            for mine, theirs in ((out.counts, h.counts), (out.sum_u, h.sum_u),
+                                 (out.sum_u2, h.sum_u2)):  # fmt: skip
+                mine[: size - shift] += theirs[shift:]
+                mine[0] += theirs[:shift].sum()
+            out.n_clipped += h.n_clipped + (h.counts[:shift].sum() if shift else 0.0)
             out.n_pairs += h.n_pairs
             out.n_zero += h.n_zero
             out.sum_d += h.sum_d

@@ -233,7 +233,7 @@ def magnitude_lower_bound(h, n: int, ts: np.ndarray) -> np.ndarray:
     from .histogram import _OCTAVES, BINS_PER_OCTAVE
 
     occ = np.flatnonzero(h.counts)
-    edge = np.exp((occ - _OCTAVES * BINS_PER_OCTAVE) / h._scale())  # smallest d in the bin
+    edge = np.exp((occ - _OCTAVES * BINS_PER_OCTAVE) / h._scale() + (h.anchor or 0.0))
     edge[occ == 0] = 0.0
     total = h.counts[occ] @ np.exp(-np.outer(edge, ts)) + h.n_zero
     return n * n / (n + 2.0 * total)
