@@ -17,7 +17,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-
 
 
 def test_the_notebooks_are_there():
-    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "07"]
+    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -36,6 +36,9 @@ def test_notebook_runs_end_to_end(path, tmp_path, monkeypatch):
     for sibling in NOTEBOOKS:
         shutil.copy(sibling, tmp_path / sibling.name)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # models load from local packages, never a hub
+    # The large-n notebook profiles 2 x 20,000 molecules for real; CI runs it at 2 x 6,000
+    # (still above every exact-size threshold, so the large-n path is what it checks).
+    monkeypatch.setenv("DP_NOTEBOOK_SMALL", "1")
     nb = nbformat.read(tmp_path / path.name, as_version=4)
     client = NotebookClient(
         nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}

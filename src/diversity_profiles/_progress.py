@@ -1,4 +1,4 @@
-"""Progress bars for long work (featurisation, resampling): tqdm's (a notebook bar,
+"""Progress bars for long work (featurisation, resampling, large-n passes): tqdm's (a notebook bar,
 with an ETA) when installed, else one updating line on stderr with the elapsed time
 and an ETA. Silent when ``enabled`` is False."""
 
@@ -12,7 +12,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def progress(items: Iterable[T], *, total: int, desc: str, enabled: bool = True) -> Iterator[T]:
+def progress(
+    items: Iterable[T], *, total: int, desc: str, enabled: bool = True, unit: str = "batch"
+) -> Iterator[T]:
     """Iterate ``items`` (``total`` of them) while showing how far along ``desc`` is."""
     if not enabled:
         yield from items
@@ -22,7 +24,7 @@ def progress(items: Iterable[T], *, total: int, desc: str, enabled: bool = True)
     except ImportError:
         yield from _plain(items, total, desc)
         return
-    yield from tqdm(items, total=total, desc=desc, unit="batch")
+    yield from tqdm(items, total=total, desc=desc, unit=unit)
 
 
 def _plain(items: Iterable[T], total: int, desc: str) -> Iterator[T]:

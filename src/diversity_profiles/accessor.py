@@ -33,11 +33,14 @@ def conditions_of(tree: xr.DataTree) -> list[str]:
 
 def band_of(ds: xr.Dataset, family: str) -> tuple[xr.DataArray | None, xr.DataArray | None]:
     """The band drawn around a family's curves: its bootstrap band if it has one, else
-    Circles' certified (lower, upper) bounds, else ``(None, None)``."""
+    its (lower, upper) bounds (Circles always; other families from the large-n methods),
+    else ``(None, None)``."""
     if f"{family}_ci_lower" in ds:
         return ds[f"{family}_ci_lower"], ds[f"{family}_ci_upper"]
     if family == "circles" and "circles_upper" in ds:
         return ds["circles"], ds["circles_upper"]
+    if f"{family}_lower" in ds and f"{family}_upper" in ds:
+        return ds[f"{family}_lower"], ds[f"{family}_upper"]
     return None, None
 
 

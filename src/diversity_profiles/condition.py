@@ -191,6 +191,19 @@ class Condition:
     circles_method: str = "auto"
     seed: int = 0
     bandwidth_method: str = "median of the pooled pairwise distances"
+    #: family -> "exact" or "large" (see planning.plan); families not listed run exactly.
+    routes: dict = field(default_factory=dict)
+    #: Passed to the large-n methods: target relative accuracy and seconds per set.
+    accuracy: float | None = None
+    time_budget: float | None = None
+    #: family -> the grid of this condition (set by profiles before the families run).
+    grids: dict = field(default_factory=dict)
+    #: Bytes a large-n method may hold (e.g. Z_t in float32), set by the planner.
+    memory_limit: float | None = None
+
+    def large(self, family: str) -> bool:
+        """Whether ``family`` runs its large-n method in this condition."""
+        return self.routes.get(family) == "large"
 
     @property
     def labels(self) -> list[str]:
@@ -209,7 +222,12 @@ class Condition:
 
     def gaussian_bandwidth(self) -> float:
         """Bandwidth of the Gaussian kernel, shared by every set (median heuristic)."""
-        if self.bandwidth is None:
+        if self.bandwidth is None and self.large("vendi"):
+            from .large import median_distance
+
+            self.bandwidth = median_distance(self)  # from the streamed histograms
+            self.bandwidth_method += " (from the log-distance histogram, within a factor 1.0007)"
+        elif self.bandwidth is None:
             self.bandwidth = median_bandwidth([s.D for s in self.sets])
         return self.bandwidth
 

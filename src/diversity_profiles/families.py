@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import large
 from .condition import Condition, PreparedSet
 
 #: Variables a family returns: name -> (values, extra attributes).
@@ -57,6 +58,8 @@ def _q_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
 
 
 def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
+    if cond.large("vendi") and cond.kernel != "cosine similarity":
+        return large.vendi(cond, item, qs)
     from .vendi import _clean_spectrum, _dual_spectrum, _spectrum_of_kernel, _vendi_from_spectrum
 
     p = None if item.weights is None else item.weights / item.weights.sum()
@@ -86,6 +89,8 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
 def _t_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     from .magnitude import _magnitude_scale_range
 
+    if cond.large("magnitude"):
+        return _t_domain_large(cond, n_points)
     ranges = [_magnitude_scale_range(item.D) for item in cond.sets]
     lo = min(r[0] for r in ranges)
     hi = max(r[1] for r in ranges)
@@ -98,9 +103,29 @@ def _t_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     )
 
 
+def _t_domain_large(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    """Where the certified lower bound n²/1ᵀZ_t1 (normalised) reaches 1% and 95%."""
+    lo, hi = np.inf, 0.0
+    for item in cond.sets:
+        h, n = large.histogram(item), item.n
+        ts = np.geomspace(1e-6, 1e6, 481) / max(h.mean_distance(), 1e-300)
+        norm = (large.magnitude_lower_bound(h, n, ts) - 1.0) / max(n - 1, 1)
+        lo = min(lo, ts[min(np.searchsorted(norm, 0.01), ts.size - 1)])
+        hi = max(hi, ts[min(np.searchsorted(norm, 0.95), ts.size - 1)])
+    if not hi > lo:
+        hi = lo * 100.0
+    return (
+        np.geomspace(lo, hi, n_points),
+        "log grid from where every set's certified lower bound n^2 / 1'Z_t 1 on the "
+        "magnitude is 1% of the way from 1 to n, to where it reaches 95%",
+    )
+
+
 def _magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> Result:
     from .magnitude import _magnitude_values
 
+    if cond.large("magnitude"):
+        return large.magnitude(cond, item, ts)
     return {"magnitude": (_magnitude_values(item.D, ts), {})}
 
 
@@ -108,6 +133,13 @@ def _magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> Result:
 
 
 def _tau_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    if cond.large("circles"):
+        taus = large.pooled_histogram(cond).quantile(np.linspace(0.0, 1.0, n_points - 1))
+        return (
+            np.unique(np.concatenate([[0.0], taus])),
+            "0 and quantiles 0..1 of the pooled within-set pairwise distances (from the "
+            "log-distance histogram, within a factor 1.0007)",
+        )
     pooled = np.concatenate([item.D[np.triu_indices(item.n, k=1)] for item in cond.sets])
     taus = np.quantile(pooled, np.linspace(0.0, 1.0, n_points - 1))
     return (
@@ -119,6 +151,8 @@ def _tau_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
 def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
     from .circles import _circles_sweep
 
+    if cond.large("circles"):
+        return large.circles(cond, item, taus)
     lower, upper, exact = _circles_sweep(item.D, taus, method=cond.circles_method, seed=cond.seed)
     note = {"exact": int(exact)}
     return {"circles": (lower, note), "circles_upper": (upper, note)}
@@ -130,7 +164,8 @@ def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
 def _s_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     from .energy import _energy_scale_range
 
-    lo, hi = _energy_scale_range([item.histogram for item in cond.sets])
+    hist = large.histogram if cond.large("energy") else (lambda item: item.histogram)
+    lo, hi = _energy_scale_range([hist(item) for item in cond.sets])
     return (
         np.geomspace(lo, hi, n_points),
         "log grid from 0.1 / sd(log d) to where d^-s weight sits on 1% of the pairs",
@@ -140,6 +175,8 @@ def _s_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
 def _energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> Result:
     from .energy import _energy_from_histogram
 
+    if cond.large("energy"):
+        return large.energy(cond, item, ss)
     where = f"energy profile of set {item.label!r}"
     return {"energy": (_energy_from_histogram(item.histogram, ss, where), {})}
 
@@ -157,6 +194,8 @@ def _average_distance(cond: Condition, item: PreparedSet, _: np.ndarray) -> Resu
         pairs = m.sum() ** 2 - np.sum(m**2)
         mean_cos = (float(total @ total) - np.sum(m**2)) / pairs
         return {"average_distance": (np.asarray(1.0 - mean_cos), {})}
+    if cond.large("average_distance"):
+        return large.average_distance(cond, item)
     return {"average_distance": (np.asarray(item.histogram.mean_distance()), {})}
 
 

@@ -23,6 +23,7 @@ from . import __version__
 from ._validation import check_int, check_parameter, check_real, check_seed, one_of
 from .condition import Condition, prepare_sets
 from .families import FAMILIES, Family
+from .large import STRENGTH
 from .representation import Representation
 
 if TYPE_CHECKING:
@@ -135,6 +136,9 @@ def _estimates(cond: Condition, fams: list[Family], grids: dict) -> dict:
             attrs = {"family": fam.name, "long_name": fam.long_name, "axis_scale": fam.axis}
             for extra in per_set:
                 for key, val in extra[var][1].items():
+                    if key == "method":  # the weakest: exact < certified bounds < estimate
+                        attrs[key] = max(attrs.get(key, val), val, key=STRENGTH.__getitem__)
+                        continue
                     attrs[key] = min(attrs.get(key, val), val)  # e.g. exact only if all sets were
             out[var] = (np.stack([np.asarray(r[var][0]) for r in per_set]), attrs, fam)
     return out
@@ -248,6 +252,7 @@ def _build_dataset(
     import xarray as xr
 
     grids = _grids(cond, fams, domains, n_points)
+    cond.grids = {name: grid for name, (grid, _) in grids.items()}
     estimates = _estimates(cond, fams, grids)
     data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
     notes = _add_uncertainty(cond, fams, grids, estimates, unc, data_vars)
@@ -275,7 +280,37 @@ def _build_dataset(
     if attrs["kernel"] == "gaussian":
         attrs["bandwidth"] = float(cond.gaussian_bandwidth())
         attrs["bandwidth_method"] = cond.bandwidth_method
+    if any(cond.large(f.name) for f in fams):  # small n keeps today's layout exactly
+        attrs["methods"] = "; ".join(f"{f}: {r}" for f, r in cond.routes.items())
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+
+
+def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_points: int) -> dict:
+    """family -> "exact" or "large", checked against the memory available (see planning)."""
+    from . import planning
+
+    one_of(method, "method", FUNC, planning.METHODS)
+    first = cond.sets[0]
+    routes = planning.plan(
+        [f.name for f in fams],
+        [item.n for item in cond.sets],
+        0 if first.embeddings is None else first.embeddings.shape[1],
+        method=method,
+        dual_vendi=cond.kernel == "cosine similarity",
+        precomputed=first.embeddings is None or first.given_similarity is not None,
+        n_grid=n_points,
+    )
+    large = sorted(f for f, r in routes.items() if r.method == "large")
+    if large and unc.n_boot:
+        raise ValueError(
+            f"The bootstrap (n_boot={unc.n_boot}) of {FUNC} needs the exact methods, but "
+            f"{', '.join(large)} run their large-n method at n = {max(s.n for s in cond.sets)}. "
+            f"Use common_n (subsampling) for the spread, or leave n_boot at 0."
+        )
+    from ._validation import available_memory_bytes
+
+    cond.memory_limit = planning.solver_memory(available_memory_bytes())
+    return {f: r.method for f, r in routes.items()}
 
 
 def profiles(
@@ -296,6 +331,9 @@ def profiles(
     common_n: int | str | None = None,
     n_subsamples: int = 10,
     max_seconds: float | None = 600.0,
+    method: str = "auto",
+    accuracy: float | None = None,
+    time_budget: float | None = None,
 ) -> xr.DataTree:
     """Diversity profiles of several sample sets under one condition.
 
@@ -354,6 +392,20 @@ def profiles(
         timed first; work estimated to exceed the budget is refused with the
         estimate (raise it, or pass ``None``, to run anyway). Resampling
         estimated to take more than a few seconds shows a progress bar.
+    method : {"auto", "exact", "large"}, default "auto"
+        Per family, the exact method or the large-n one (streamed passes without
+        n × n matrices, iterative solvers, certified bounds). ``"auto"`` keeps the
+        exact method up to a measured set size per family
+        (``planning.AUTO_EXACT_MAX_N``) while it fits in memory; ``"exact"`` forces
+        it. The plan is checked against the available memory before any work and
+        refused, with the plan, when it does not fit. Large-n results record how
+        they were obtained (attribute ``method``: exact, certified bounds, or
+        estimate ± error) and their bounds as ``<family>_lower``/``<family>_upper``.
+    accuracy : float, optional
+        Target relative accuracy of the large-n iterative methods.
+    time_budget : float, optional
+        Seconds per set and family the large-n methods may spend (then they return
+        the bounds reached).
 
     Returns
     -------
@@ -404,6 +456,12 @@ def profiles(
     if bandwidth is not None:
         cond.bandwidth_method = "given by the user"
     unc = _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed, max_seconds)
+    cond.routes = _plan(cond, fams, method, unc, int(n_points))
+    if accuracy is not None:
+        accuracy = check_real(accuracy, "accuracy", FUNC, low=0.0, high=1.0, low_open=True)
+    if time_budget is not None:
+        time_budget = check_real(time_budget, "time_budget", FUNC, low=0.0, low_open=True)
+    cond.accuracy, cond.time_budget = accuracy, time_budget
     ds = _build_dataset(cond, fams, domains, int(n_points), unc)
     ds.attrs.update(details)
     ds.attrs["session_key"] = remember(cond)

@@ -1,0 +1,170 @@
+"""Large-n benchmark: the engine's method="auto" against today's exact path, per family.
+
+Run from the repository root (the package's own environment is enough; the peers
+vendi-score and magnipy run only where benchmarks/setup.sh installed them)::
+
+    python benchmarks/large_n.py --n 10000 --sets 1 --baseline --peers   # ~10k target
+    nice python benchmarks/large_n.py --n 50000 --sets 2                  # 50k target
+    nice python benchmarks/large_n.py --n 100000 --sets 2                 # completes or refuses
+
+Every (method, family) runs in its own subprocess, so its wall time and its peak
+resident memory (``ru_maxrss`` of that process: everything it allocated, the data
+included) are its own, under a time limit; a run past the limit is reported as such.
+Data: ``--sets`` sets of n points, d = 768: 50 clusters in a 64-d subspace plus noise
+(the shape of embeddings). Results go to benchmarks/large_n_results.json (merged by
+n), with the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FAMILIES = ("vendi", "magnitude", "circles", "energy", "average_distance", "richness")
+
+_CHILD = r"""
+import json, resource, sys, time, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+n, d, n_sets, method, family, distance = (
+    int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
+)
+def data(n, d, seed):
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(rng.standard_normal((d, 64)))[0]
+    centres = 3.0 * rng.standard_normal((50, 64))
+    X = (centres[rng.integers(0, 50, n)] + rng.standard_normal((n, 64))) @ basis.T
+    return (X + 0.3 * rng.standard_normal((n, d))).astype(np.float64)
+sets = {f"S{k}": data(n, d, k) for k in range(n_sets)}
+out = {"n": n, "d": d, "sets": n_sets, "method": method, "family": family}
+t0 = time.perf_counter()
+try:
+    if method.startswith("peer:"):
+        X = sets["S0"]
+        if method == "peer:vendi-score":
+            from vendi_score import vendi
+            Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+            out["value"] = float(vendi.score_dual(Xn))
+        else:
+            from magnipy import Magnipy
+            Magnipy(X, n_ts=30).get_magnitude()
+    else:
+        import dataclasses
+        import diversity_profiles as dp
+        from diversity_profiles import families as F
+        spent = {}
+        def timed(name, fn):
+            def run(*a):
+                t = time.perf_counter()
+                try:
+                    return fn(*a)
+                finally:
+                    spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
+            return run
+        for name, fam in list(F.FAMILIES.items()):  # per-family time inside one profiles call
+            F.FAMILIES[name] = dataclasses.replace(
+                fam, evaluate=timed(name, fam.evaluate),
+                domain=None if fam.domain is None else timed(name, fam.domain))
+        chosen = list(F.FAMILIES) if family == "all" else [family]
+        tree = dp.profiles(sets, representation="bench", distance=distance, families=chosen,
+                           method=method)
+        out["family_seconds"] = spent
+        ds = tree[f"bench/{distance}"].to_dataset()
+        out["methods"] = ds.attrs.get("methods", "all exact")
+        out["how"], out["max_relative_width"] = {}, {}
+        for fam in chosen:
+            out["how"][fam] = ds[fam].attrs.get("method", "exact (today's path)")
+            if fam + "_upper" in ds:
+                lo = ds["circles" if fam == "circles" else fam + "_lower"].values
+                hi = ds[fam + "_upper"].values
+                with np.errstate(all="ignore"):  # energies are negative: relative width
+                    width = (hi - lo) / np.abs(ds[fam].values)
+                out["max_relative_width"][fam] = float(np.nanmax(width))
+    out["status"] = "ok"
+except MemoryError as exc:
+    out["status"] = "refused"
+    out["message"] = str(exc)
+except ImportError as exc:
+    out["status"] = "not installed"
+    out["message"] = str(exc)
+out["seconds"] = time.perf_counter() - t0
+out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+print("RESULT " + json.dumps(out))
+"""
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def run_one(n, d, n_sets, method, family, distance, limit) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent / "src"))
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(n), str(d), str(n_sets), method, family, distance],
+            capture_output=True,
+            text=True,
+            timeout=limit,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        return {"n": n, "sets": n_sets, "method": method, "family": family,
+                "status": f"did not finish within {limit:.0f} s"}  # fmt: skip
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    return {"n": n, "sets": n_sets, "method": method, "family": family, "status": "crashed",
+            "message": proc.stderr[-600:], "seconds": time.perf_counter() - start}  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=10_000)
+    p.add_argument("--d", type=int, default=768)
+    p.add_argument("--sets", type=int, default=1)
+    p.add_argument("--distance", default="euclidean")
+    p.add_argument("--families", nargs="*", default=list(FAMILIES))
+    p.add_argument(
+        "--together",
+        action="store_true",
+        help="method='auto' as one profiles call with all families (shared passes)",
+    )
+    p.add_argument("--baseline", action="store_true", help="also today's exact path")
+    p.add_argument("--peers", action="store_true", help="also vendi-score and magnipy")
+    p.add_argument("--limit", type=float, default=900.0, help="seconds per run")
+    p.add_argument("--out", default=str(HERE / "large_n_results.json"))
+    args = p.parse_args()
+    runs = [("auto", "all")] if args.together else [("auto", f) for f in args.families]
+    if args.baseline:
+        runs += [("exact", f) for f in args.families]
+    if args.peers:
+        runs += [("peer:vendi-score", "vendi"), ("peer:magnipy", "magnitude")]
+    record = {"n": args.n, "d": args.d, "sets": args.sets, "distance": args.distance,
+              "load_before": _load(), "cpus": os.cpu_count(), "runs": []}  # fmt: skip
+    for method, family in runs:
+        res = run_one(args.n, args.d, args.sets, method, family, args.distance, args.limit)
+        res["load"] = _load()
+        record["runs"].append(res)
+        sec = res.get("seconds")
+        print(f"{method:>18} {family:>16}: {res['status']:>10} "
+              f"{'' if sec is None else f'{sec:8.1f} s'} "
+              f"{res.get('peak_rss_gb', float('nan')):6.2f} GB  {res.get('family_seconds', '')}"
+              f"  load {res['load']}", flush=True)  # fmt: skip
+    record["load_after"] = _load()
+    path = Path(args.out)
+    old = json.loads(path.read_text()) if path.exists() else {}
+    old[f"n={args.n},sets={args.sets},{args.distance}"] = record
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(old, indent=1))
+    tmp.replace(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""The large-n engine: streamed passes against dense float64 references, the planner, routes.
+
+References are independent of the streamed code: dense ``pairwise_distances`` in float64,
+exact energies from :func:`dp.energy`, exact magnitudes, Vendi from the dense kernel.
+"""
+
+import numpy as np
+import pytest
+
+import diversity_profiles as dp
+from diversity_profiles import planning
+from diversity_profiles.distances import prepare_embeddings
+from diversity_profiles.histogram import LogDistanceHistogram
+from diversity_profiles.streaming import distance_pass, threshold_pass
+
+
+def _clustered(n, d=16, seed=0, k=8):
+    rng = np.random.default_rng(seed)
+    centres = 4 * rng.standard_normal((k, d))
+    X = centres[rng.integers(0, k, n)] + rng.standard_normal((n, d))
+    X[3] = X[5]  # an exact duplicate
+    X[7] = X[8] + 1e-7  # a near-duplicate: float32 GEMM alone would get this pair wrong
+    return X
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine", "tanimoto"])
+def test_threshold_pass_counts_and_sum_k2_match_dense(distance):
+    rng = np.random.default_rng(1)
+    n = 700
+    X = (rng.random((n, 64)) < 0.2).astype(float) if distance == "tanimoto" else _clustered(n)
+    X = prepare_embeddings(X, distance, "test")
+    D = dp.pairwise_distances(X, distance)
+    d = D[np.triu_indices(n, k=1)]
+    # Thresholds between distinct distances, so float32 rounding cannot move a pair across.
+    values = np.unique(d)
+    wide = np.flatnonzero(np.diff(values) > 1e-9 * values[1:])  # float64 round-off is below
+    pick = wide[np.linspace(1, wide.size - 2, 15).astype(int)]
+    taus = (values[pick] + values[pick + 1]) / 2
+    c = threshold_pass(X, distance, taus, lambda B: np.exp(-(B * B)), block=256)
+    assert c.pairs.tolist() == [int((d <= t).sum()) for t in taus]
+    deg = np.stack([(D <= t).sum(axis=1) - 1 for t in taus], axis=1)
+    assert np.array_equal(c.degrees, deg)
+    assert c.sum_k2 == pytest.approx(np.exp(-2 * d**2).sum(), rel=1e-6)
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_distance_pass_energy_bounds_contain_exact_energy(distance):
+    X = prepare_embeddings(_clustered(600)[10:], distance, "test")  # no duplicate: finite energy
+    D = dp.pairwise_distances(X, distance)
+    h = distance_pass(X, distance, block=128)
+    n = X.shape[0]
+    assert h.n_pairs == n * (n - 1) / 2 and h.n_zero == 0
+    assert h.mean_distance() == pytest.approx(D[np.triu_indices(n, k=1)].mean(), rel=1e-12)
+    ss = np.geomspace(0.05, 40, 25)
+    exact = -np.asarray(dp.energy(D, ss))  # mean of d^-s, dense float64
+    lo, hi = h.mean_power_bounds(ss)
+    assert np.all(lo <= exact * (1 + 1e-12)) and np.all(exact <= hi * (1 + 1e-12))
+    assert np.all((hi - lo) / exact < 1e-3)  # the bins are narrow: the bracket is tight
+
+
+def test_diagonal_is_skipped_and_duplicates_are_zero():
+    X = np.repeat(np.random.default_rng(2).standard_normal((50, 300)) * 100, 2, axis=0)
+    h = distance_pass(X, "euclidean", block=32, precision="float32")
+    assert h.n_pairs == 100 * 99 / 2
+    assert h.n_zero == 50  # exactly the duplicate pairs, none of the self-distances
+
+
+def _sets(n=300):
+    rng = np.random.default_rng(3)
+    return {k: _clustered(n, seed=s)[10:] for s, k in enumerate("AB")} | {
+        "C": rng.standard_normal((n - 50, 16))
+    }
+
+
+def test_auto_is_exact_and_unchanged_for_small_n():
+    sets = _sets(70)
+    kw = dict(representation="x", distance="euclidean", n_points=12, bandwidth=3.0)
+    auto = dp.profiles(sets, **kw)["x/euclidean"].to_dataset()
+    exact = dp.profiles(sets, method="exact", **kw)["x/euclidean"].to_dataset()
+    for ds in (auto, exact):
+        assert "methods" not in ds.attrs
+        assert not [v for v in ds.data_vars if v.endswith("_lower")]
+    auto.attrs.pop("created"), exact.attrs.pop("created")
+    auto.attrs.pop("session_key"), exact.attrs.pop("session_key")
+    assert auto.identical(exact)
+
+
+def test_forced_large_path_brackets_the_exact_values():
+    sets = _sets()
+    kw = dict(representation="x", distance="euclidean", n_points=12, bandwidth=3.0)
+    ds = dp.profiles(sets, method="large", **kw)["x/euclidean"].to_dataset()
+    assert "energy: large" in ds.attrs["methods"]
+    # Energy: the certified band holds the dense exact energy on the large path's own grid.
+    for k, label in enumerate(sets):
+        D = dp.pairwise_distances(sets[label])
+        exact = dp.energy(D, ds.s.values)
+        assert np.all(ds.energy_lower[k] <= exact + 1e-12 * np.abs(exact))
+        assert np.all(exact <= ds.energy_upper[k] + 1e-12 * np.abs(exact))
+        assert float(ds.average_distance[k]) == pytest.approx(
+            D[np.triu_indices(len(D), k=1)].mean(), rel=1e-12
+        )
+        # Magnitude: certified bounds around the exact magnitude.
+        mag = dp.magnitude(D, ds.t.values)
+        assert np.all(ds.magnitude_lower[k] <= mag * (1 + 1e-9))
+        assert np.all(mag <= ds.magnitude_upper[k] * (1 + 1e-9))
+        # Vendi: exact at q = 2, bracketed elsewhere, with the same bandwidth.
+        K = np.exp(-(D**2) / (2 * 3.0**2))
+        vendi = dp.vendi_score(K, ds.q.values)
+        assert float(ds.vendi.sel(q=2)[k]) == pytest.approx(vendi[list(ds.q.values).index(2)])
+        assert np.all(ds.vendi_lower[k] <= vendi * (1 + 1e-6))
+        assert np.all(vendi <= ds.vendi_upper[k] * (1 + 1e-6))
+        # Circles: certified against the exact solver on the same thresholds.
+        lo, hi = dp.circles(D, ds.tau.values, method="greedy", return_bounds=True)
+        assert np.all(ds.circles[k] <= hi) and np.all(lo <= ds.circles_upper[k])
+    for var in ("energy", "vendi", "magnitude", "circles"):
+        assert ds[var].attrs["method"] == "certified bounds"
+    assert ds.average_distance.attrs["method"] == "exact"
+
+
+def test_planner_refuses_with_the_plan(monkeypatch):
+    # What cannot exist here: a machine with 64 MiB free. Monkeypatched memory reading.
+    monkeypatch.setattr(planning, "available_memory_bytes", lambda: 64 * 1024**2)
+    X = np.random.default_rng(4).standard_normal((3000, 8))
+    with pytest.raises(MemoryError) as err:
+        dp.profiles({"A": X}, representation="x", distance="euclidean", method="exact")
+    text = str(err.value)
+    assert "magnitude: exact" in text and "method='auto' or 'large'" in text
+    assert "subsample" in text
+
+
+def test_planner_routes_by_size():
+    routes = planning.plan(["magnitude", "energy", "vendi"], [50_000, 40_000], 768,
+                           available=100e9)  # fmt: skip
+    assert {f: r.method for f, r in routes.items()} == {
+        "magnitude": "large",
+        "energy": "large",
+        "vendi": "large",
+    }
+    routes = planning.plan(["vendi"], [50_000], 768, dual_vendi=True, available=100e9)
+    assert routes["vendi"].method == "exact"  # cosine Vendi: the d × d dual, any n
+
+
+def test_bootstrap_with_large_methods_is_refused():
+    with pytest.raises(ValueError, match="n_boot"):
+        dp.profiles(
+            {"A": np.random.default_rng(5).standard_normal((50, 3))},
+            representation="x",
+            distance="euclidean",
+            families="energy",
+            method="large",
+            n_boot=10,
+        )
+
+
+def test_dual_vendi_matches_dense_kernel():
+    X = np.random.default_rng(6).standard_normal((5000, 40)).astype(np.float32)
+    Xn = X.astype(np.float64) / np.linalg.norm(X.astype(np.float64), axis=1, keepdims=True)
+    lam = np.linalg.eigvalsh(Xn.T @ Xn / len(X))
+    lam = lam[lam > 1e-12] / lam[lam > 1e-12].sum()
+    qs = [0.5, 1.0, 2.0, np.inf]
+    ref = [
+        (lam**0.5).sum() ** 2,
+        np.exp(-(lam * np.log(lam)).sum()),
+        1 / (lam**2).sum(),
+        1 / lam.max(),
+    ]
+    assert dp.vendi_score_dual(X, qs) == pytest.approx(ref, rel=1e-5)
+    bad = X.copy()
+    bad[4321] = 0
+    with pytest.raises(ValueError, match="row 4321"):
+        dp.vendi_score_dual(bad)
+
+
+def test_pooled_histogram_quantiles_across_different_anchors():
+    rng = np.random.default_rng(7)
+    a, b = rng.random(5000) + 0.5, 40 * (rng.random(5000) + 0.5)  # anchors 2 octaves apart
+    ha, hb = LogDistanceHistogram(), LogDistanceHistogram()
+    ha.add(a)
+    hb.add(b)
+    assert ha.anchor != hb.anchor
+    pooled = ha.merged([hb])
+    probs = np.array([0.05, 0.2, 0.35, 0.65, 0.8, 0.95])  # not in the gap between the two
+    ref = np.quantile(np.concatenate([a, b]), probs)
+    assert pooled.n_pairs == 10000 and pooled.mean_distance() == pytest.approx(
+        np.concatenate([a, b]).mean()
+    )
+    assert pooled.quantile(probs) == pytest.approx(ref, rel=2e-3)
