@@ -138,17 +138,20 @@ def magnitude_large(
     )  # fmt: skip
     if n == 1:
         return out
+    with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
+        _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
+                   regularization=regularization, max_iter=max_iter, shift=_shift)  # fmt: skip
+    return out
+
+
+def _solve_all(Xd, distance, ts, order, out, **options):
     w = None
     for k in order:
-        res = _solve_scale(
-            Xd, distance, float(ts[k]), w, mode=mode, rtol=rtol, rank=rank, block=block,
-            regularization=regularization, max_iter=max_iter, shift=_shift,
-        )  # fmt: skip
+        res = _solve_scale(Xd, distance, float(ts[k]), w, **options)
         w = res.pop("w")
         out.value[k], out.lower[k], out.upper[k] = res["value"], res["lower"], res["upper"]
         out.kind[k], out.iterations[k] = res["kind"], res["iterations"]
         out.breakdowns += [f"t={ts[k]:.6g}: {b}" for b in res["breakdowns"]]
-    return out
 
 
 def _solve_scale(X, distance, t, w0, *, mode, rtol, rank, block, regularization, max_iter, shift):
