@@ -69,8 +69,8 @@ def vendi_bracket(lo: np.ndarray, hi: np.ndarray, q: float, rank_floor: int) -> 
     n = lo.size
     if q == 0:
         return float(rank_floor), float(n)
-    if np.isinf(q):
-        return 1.0 / float(hi[0]), 1.0 / float(lo[0])
+    if np.isinf(q):  # λ_max ≥ 1/n always, so 1/λ_max ≤ n even without a lower bound
+        return 1.0 / float(hi[0]), 1.0 / max(float(lo[0]), 1.0 / n)
     g, w = greedy_vector(lo, hi), water_vector(lo, hi)
     if q == 1:
         return float(np.exp(entropy(g))), float(np.exp(entropy(w)))

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 from . import _pcg
 from ._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread
 from ._validation import check_parameter, one_of
-from .distances import prepare_embeddings
+from .distances import _block, prepare_embeddings
 
 __all__ = ["MagnitudeBounds", "magnitude_large"]
 
@@ -138,9 +138,13 @@ def magnitude_large(
     )  # fmt: skip
     if n == 1:
         return out
+    # Mean distance from ~256 rows: it only decides how Z_t is stored in float32.
+    rows = Xd[:: max(1, n // 256)]
+    mean_d = float(_block(rows, Xd, distance)[0].mean())
     with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
         _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
-                   regularization=regularization, max_iter=max_iter, shift=_shift)  # fmt: skip
+                   regularization=regularization, max_iter=max_iter, shift=_shift,
+                   mean_d=mean_d)  # fmt: skip
     return out
 
 
@@ -154,33 +158,63 @@ def _solve_all(Xd, distance, ts, order, out, **options):
         out.breakdowns += [f"t={ts[k]:.6g}: {b}" for b in res["breakdowns"]]
 
 
-def _solve_scale(X, distance, t, w0, *, mode, rtol, rank, block, regularization, max_iter, shift):
+def _expm1_entry(t: float):
+    def entry(D: np.ndarray, out: np.ndarray) -> None:
+        np.multiply(D, -t, out=out)
+        np.expm1(out, out=out)
+
+    return entry
+
+
+def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regularization,
+                 max_iter, shift):  # fmt: skip
     op = PairOperator(X, distance, _entry(t))
     n = op.n
+    ones = np.ones(n)
+    # Where Z_t ≈ 11ᵀ (t·mean D small) float32 entries keep only ~1e-7 of the 1 − tD that
+    # matters and the float32 Z stops being positive definite (measured: pᵀZp < 0 at
+    # t·mean D ≈ 0.1). expm1(−tD) keeps its relative accuracy: store it and add 11ᵀ.
+    if t * mean_d < 0.7:
+        op32 = PairOperator(X, distance, _expm1_entry(t))
+
+        def matvec32(v):
+            return op32.matmat(v) + v.sum()
+    else:
+        op32, matvec32 = op, op.matmat
     if mode == "held":
-        op.hold()
+        op32.hold()
     precond, _ = _pcg.build_preconditioner(
         op, rank=rank, block=block, regularization=regularization, _shift=shift
     )
-    matvec32 = op.matmat  # float32 products (held Z or float32 tiles)
-    ones = np.ones(n)
-    state = {"iterations": 0, "breakdowns": [], "precond": precond}
+
+    def matvec64(v):
+        return op.matmat(v, double=True)
+
+    # Escalation: float32 PCG, float32 plain CG (a bad preconditioner cannot break it),
+    # float64 PCG, float64 plain CG. A breakdown or a solve that does not converge moves
+    # to the next level for the rest of this scale; every move is reported.
+    levels = [
+        (matvec32, precond, "float32 PCG"),
+        (matvec32, _pcg.identity, "float32 CG"),
+        (matvec64, precond, "float64 PCG"),
+        (matvec64, _pcg.identity, "float64 CG"),
+    ]
+    state = {"iterations": 0, "breakdowns": [], "level": 0}
 
     def solve(b, x0, tol):
-        # Matrix-vector products are memory-bound: a second BLAS thread only competes.
-        with one_thread():
+        x = x0
+        while True:
+            matvec, M, name = levels[state["level"]]
             try:
-                x, it, _ = _pcg.pcg(matvec32, b, x0, state["precond"], tol=tol, maxiter=max_iter)
+                x, it, _ = _pcg.pcg(matvec, b, x, M, tol=tol, maxiter=max_iter)
+                state["iterations"] += it
+                if it < max_iter or state["level"] == len(levels) - 1:
+                    return x
+                problem = f"{name} did not converge in {max_iter} iterations"
             except _pcg.Breakdown as exc:
-                # Restart from the best iterate without the preconditioner (plain CG is slow
-                # but cannot be broken by a bad M); the failure is reported, never hidden.
-                state["breakdowns"].append(f"{exc}; restarted with plain CG")
-                state["precond"] = _pcg.identity
-                x, it, _ = _pcg.pcg(
-                    matvec32, b, exc.x, _pcg.identity, tol=tol, maxiter=4 * max_iter
-                )
-        state["iterations"] += it
-        return x
+                x, problem = exc.x, f"{name}: {exc}"
+            state["level"] += 1
+            state["breakdowns"].append(f"{problem}; switched to {levels[state['level']][2]}")
 
     w = np.full(n, 1.0 / n) if w0 is None else w0
     w = solve(ones, w, 1e-5)
@@ -198,7 +232,7 @@ def _solve_scale(X, distance, t, w0, *, mode, rtol, rank, block, regularization,
         dw = solve(r, np.zeros(n), 1e-4)
         # 2rᵀδ − δᵀZδ ≤ rᵀZ⁻¹r: a (float32-accurate) lower estimate of the gap, never an
         # overshoot even if δ is poor.
-        gap = max(float(2 * r @ dw - dw @ matvec32(dw)), 0.0)
+        gap = max(float(2 * r @ dw - dw @ levels[state["level"]][0](dw)), 0.0)
         if gap <= rtol * best_lower:
             break
         w = w + dw
