@@ -255,6 +255,10 @@ def _deflated_slq(op, U, probes, steps, seed, fro2, precision):
     for _ in range(2):
         Z -= U @ (U.T @ Z)
     z2 = (Z * Z).sum(axis=0)
+    keep = z2 > 1e-12 * N  # a basis of (nearly) the whole space leaves nothing to probe
+    Z, z2 = Z[:, keep], z2[keep]
+    if not keep.any():
+        return {"z2": z2, "quad": [], "precision": "none", "noise": 0.0}
     result = _lanczos(op, U, Z / np.sqrt(z2), steps, double=precision == "double")
     # float32 tiles perturb each entry by ~1e-7 relative, roughly at random: the spectrum
     # of K/n moves by ~2e-7·rms(K)/√N = 2e-7·‖A‖_F/√N. Eigenvalues below 30× that are
@@ -351,6 +355,8 @@ def _estimate(q, theta, slq, cut, fro2):
     if np.isinf(q):
         return 1.0 / float(theta[0]), 0.0
     z2, quad = slq["z2"], slq["quad"]
+    if not quad:  # the Ritz values are the whole spectrum
+        z2, quad = np.zeros(2), [(np.zeros(1), np.zeros(1)) * 2] * 2
     pairs = list(zip(z2, quad, strict=True))
     gauss = np.array([z * float(r[1] @ _f(r[0], q, cut)) for z, r in pairs])
     radau = np.array([z * float(r[3] @ _f(r[2], q, cut)) for z, r in pairs])
