@@ -134,6 +134,17 @@ def test_vendi_large_matches_exact(name):
     assert r.kind[list(QS).index(2.0)] == "exact"
 
 
+def test_vendi_large_without_held_kernel_agrees():
+    X = _datasets(200)["clustered"]
+    h = median_bandwidth([pairwise_distances(X)])
+    held = vendi_large(X, QS, bandwidth=h, rank=50, probes=10, steps=15)
+    tiles = vendi_large(X, QS, bandwidth=h, rank=50, probes=10, steps=15, memory_limit=0)
+    assert held.details["held"] and not tiles.details["held"]
+    np.testing.assert_allclose(tiles.value, held.value, rtol=1e-5)
+    with pytest.raises(ValueError, match="'bandwidth' argument of vendi_large"):
+        vendi_large(X, 1.0, bandwidth=0.0)
+
+
 def test_gaussian_sum_squares_is_q2():
     rng = np.random.default_rng(5)
     X = np.vstack([rng.normal(size=(200, 5))] * 2)
