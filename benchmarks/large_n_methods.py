@@ -45,9 +45,10 @@ def load() -> str:
 
 
 def save(results: dict) -> None:
-    tmp = OUT.with_suffix(".tmp")
+    out = Path(results.get("out", OUT))
+    tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(results, indent=1, default=float))
-    tmp.replace(OUT)
+    tmp.replace(out)
 
 
 def median_distance(X, rng):
@@ -160,12 +161,14 @@ def main() -> None:
     ap.add_argument("--coverage-n", type=int, default=2000)
     ap.add_argument("--coverage-count", type=int, default=20)
     ap.add_argument("--skip", default="", help="comma-separated sections to skip")
+    ap.add_argument("--datasets", default="clustered,gaussian")
+    ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
     skip = set(args.skip.split(","))
     results = {
         "n": args.n, "d": args.d, "machine": platform.platform(), "cpus": os.cpu_count(),
         "numpy": np.__version__, "load_at_start": load(), "note": "nice; shared 2-core machine",
-        "magnitude": {}, "vendi": {}, "circles": {},
+        "magnitude": {}, "vendi": {}, "circles": {}, "out": args.out,
     }  # fmt: skip
     rng = np.random.default_rng(12)
     data = {
@@ -173,6 +176,8 @@ def main() -> None:
         "gaussian": rng.normal(size=(args.n, args.d)),
     }
     for name, X in data.items():
+        if name not in args.datasets.split(","):
+            continue
         D = distance_matrix(X, "euclidean")
         med = float(np.median(D[np.triu_indices(len(D), 1)][:: max(1, args.n // 100)]))
         if "magnitude" not in skip:
