@@ -111,6 +111,23 @@ def _write(out: Path, write, overwrite: bool) -> None:
         raise InputError(f"{out}: not written ({_first_line(exc)})") from None
 
 
+def _connect(address: str):
+    """A dask.distributed client of the scheduler at ``address`` (it becomes the default)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError(
+            '--scheduler needs dask.distributed: pip install "diversity-profiles[dask]"'
+        ) from None
+    try:
+        return Client(address, timeout=10)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise InputError(
+            f"--scheduler {address!r}: cannot connect to a dask scheduler there "
+            f"({_first_line(exc)})"
+        ) from None
+
+
 def cmd_compute(args) -> int:
     import diversity_profiles as dp
 
@@ -136,7 +153,13 @@ def cmd_compute(args) -> int:
         _progress(f"[{k}/{len(labels)}] reading {name}")
         sets[label] = read_embeddings(Path(name))
     families = args.families.split(",") if args.families else None
-    _progress(f"profiling {len(sets)} set(s): {args.distance} distance…")
+    client = _connect(args.scheduler) if args.scheduler else None
+    if client is not None:  # dask arrays: profiles runs its passes on the cluster
+        import dask.array as da
+
+        sets = {k: da.from_array(v, chunks=(4096, -1)) for k, v in sets.items()}
+    where = f" on the dask cluster at {args.scheduler!r}" if client is not None else ""
+    _progress(f"profiling {len(sets)} set(s): {args.distance} distance{where}…")
     try:
         tree = dp.profiles(
             sets,
@@ -148,6 +171,9 @@ def cmd_compute(args) -> int:
         )
     except (ValueError, TypeError, MemoryError) as exc:  # the library's documented errors
         raise InputError(_first_line(exc)) from None
+    finally:
+        if client is not None:
+            client.close()
     if store_kind(out) == "zarr":
         _write(out, lambda p: tree.to_zarr(p, mode="w-"), args.overwrite)
     else:
@@ -228,6 +254,12 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--n-boot", type=int, default=0, help="bootstrap resamples for bands")
     c.add_argument(
         "--overwrite", action="store_true", help="replace the output if this tool wrote it"
+    )
+    c.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the passes on the dask.distributed scheduler at ADDRESS "
+        "(e.g. tcp://10.0.0.5:8786; needs the 'dask' extra)",
     )
     c.set_defaults(run=cmd_compute)
 

@@ -45,6 +45,8 @@ class PreparedSet:
     richness_tol: float = 0.0
     #: Multiplicity of each sample (a bootstrap resample); None means once each.
     weights: np.ndarray | None = None
+    #: Given as a dask collection: the streamed passes run as dask graphs (see dask_engine).
+    distributed: bool = False
     _D: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -137,10 +139,15 @@ def prepare_sets(
             f'e.g. {{"beam": X1, "human": X2}}. Got {type(sets).__name__} with '
             f"{len(sets) if hasattr(sets, '__len__') else '?'} entries."
         )
+    from .dask_engine import gather_set, is_dask
+
     prepared = []
     for label, values in sets.items():
         label = _check_label(label)
         name = f"sets[{label!r}]"
+        distributed = is_dask(values)
+        if distributed:  # gathered once here, validated, then shipped once to every worker
+            values = gather_set(values, FUNC, name)
         if distance == "precomputed":
             D = check_distance_matrix(values, FUNC, name, min_size=2)
             item = PreparedSet(label, distance, given_distances=D, richness_tol=richness_tol)
@@ -151,7 +158,9 @@ def prepare_sets(
                     f"The set {label!r} passed to {FUNC} has {X.shape[0]} sample(s); diversity "
                     f"needs at least 2. Drop the set or add samples."
                 )
-            item = PreparedSet(label, distance, embeddings=X, richness_tol=richness_tol)
+            item = PreparedSet(
+                label, distance, embeddings=X, richness_tol=richness_tol, distributed=distributed
+            )
         prepared.append(item)
     dims = {p.label: p.embeddings.shape[1] for p in prepared if p.embeddings is not None}
     if len(set(dims.values())) > 1:

@@ -63,7 +63,13 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
     from .vendi import _clean_spectrum, _dual_spectrum, _spectrum_of_kernel, _vendi_from_spectrum
 
     p = None if item.weights is None else item.weights / item.weights.sum()
-    if cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
+    n, d = item.embeddings.shape if item.embeddings is not None else (item.n, item.n)
+    if cond.kernel == "cosine similarity" and item.distributed and p is None and d < n:
+        from .dask_engine import dual_spectrum  # the d × d covariance as a dask tree sum
+
+        raw = dual_spectrum(large.shipped(item))
+        size = max(item.embeddings.shape)
+    elif cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
         assert item.embeddings is not None  # this kernel is only chosen for embeddings
         raw = _dual_spectrum(item.embeddings, p, normalize=False)
         size = max(item.embeddings.shape)

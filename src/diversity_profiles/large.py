@@ -76,14 +76,36 @@ def _result(family: str, b: Bracket, lower_name: str | None = None) -> dict:
 # --- the streamed passes, cached per set ---------------------------------------------------
 
 
-def histogram(item: PreparedSet):
-    """The set's log-distance histogram from the blocked streamed pass (float64 GEMM)."""
-    from .streaming import distance_pass
+def shipped(item: PreparedSet):
+    """The set's embeddings as the pass functions take them: on the dask workers (sent once
+    per set and kept for every pass) when the set came as a dask collection."""
+    if not item.distributed:
+        return item.embeddings
+    from .dask_engine import ship
 
     cache = item.__dict__.setdefault("_large_cache", {})
+    if "shipped" not in cache:
+        cache["shipped"] = ship(item.embeddings)
+    return cache["shipped"]
+
+
+def _engine(item: PreparedSet):
+    """The module running the streamed passes: :mod:`.dask_engine` or :mod:`.streaming`."""
+    if item.distributed:
+        from . import dask_engine
+
+        return dask_engine
+    from . import streaming
+
+    return streaming
+
+
+def histogram(item: PreparedSet):
+    """The set's log-distance histogram from the blocked streamed pass (float64 GEMM)."""
+    cache = item.__dict__.setdefault("_large_cache", {})
     if "hist" not in cache:
-        cache["hist"] = distance_pass(
-            item.embeddings, item.distance, desc=f"set {item.label!r}: distances"
+        cache["hist"] = _engine(item).distance_pass(
+            shipped(item), item.distance, desc=f"set {item.label!r}: distances"
         )
     return cache["hist"]
 
@@ -95,8 +117,6 @@ def pooled_histogram(cond: Condition):
 
 def counts(cond: Condition, item: PreparedSet, taus: np.ndarray | None, kernel: bool):
     """Threshold counts and degrees at ``taus`` and Σ K_ij² (second pass, cached)."""
-    from .streaming import threshold_pass
-
     cache = item.__dict__.setdefault("_large_cache", {})
     key = ("counts", None if taus is None else np.asarray(taus).tobytes(), kernel)
     if key not in cache:
@@ -114,8 +134,8 @@ def counts(cond: Condition, item: PreparedSet, taus: np.ndarray | None, kernel: 
                 def fn(D):
                     return 1.0 - D
 
-        cache[key] = threshold_pass(
-            item.embeddings, item.distance, taus, fn, desc=f"set {item.label!r}: thresholds"
+        cache[key] = _engine(item).threshold_pass(
+            shipped(item), item.distance, taus, fn, desc=f"set {item.label!r}: thresholds"
         )
     return cache[key]
 

@@ -290,6 +290,8 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
     from . import planning
 
     one_of(method, "method", FUNC, planning.METHODS)
+    if method == "auto" and any(item.distributed for item in cond.sets):
+        method = "large"  # dask input: the streamed passes, as dask graphs, at any n
     first = cond.sets[0]
     routes = planning.plan(
         [f.name for f in fams],
@@ -464,6 +466,15 @@ def profiles(
     cond.accuracy, cond.time_budget = accuracy, time_budget
     ds = _build_dataset(cond, fams, domains, int(n_points), unc)
     ds.attrs.update(details)
+    if any(item.distributed for item in prepared):
+        from .dask_engine import active_client
+
+        client = active_client()
+        ds.attrs["engine"] = (
+            "dask (local scheduler)"
+            if client is None
+            else f"dask.distributed ({client.scheduler.address})"
+        )
     ds.attrs["session_key"] = remember(cond)
     return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
 

@@ -19,14 +19,17 @@ quantiles of the very distances being streamed:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from ._progress import progress
 from .distances import _refine_close_pairs
 from .histogram import LogDistanceHistogram
+
+T = TypeVar("T")
 
 #: Rows per block. 2048² float32 = 16 MiB per buffer: a few of them, never n × n.
 BLOCK = 2048
@@ -50,9 +53,12 @@ def _prepare(X: np.ndarray, distance: str, dtype) -> tuple[np.ndarray, np.ndarra
 class _Blocks:
     """Distances of the upper-triangle block pairs, float32, into reused buffers."""
 
-    def __init__(self, X: np.ndarray, distance: str, block: int = BLOCK, dtype=np.float32):
+    def __init__(
+        self, X: np.ndarray, distance: str, block: int = BLOCK, dtype=np.float32, prepared=None
+    ):
         self.X, self.distance, self.block = X, distance, block
-        self.X32, self.sq = _prepare(X, distance, dtype)
+        # ``prepared``: (X32, sq) from :func:`_prepare`, e.g. cached on a dask worker.
+        self.X32, self.sq = _prepare(X, distance, dtype) if prepared is None else prepared
         self.n = X.shape[0]
         b = min(block, self.n)
         self._G = np.empty((b, b), dtype=dtype)
@@ -109,6 +115,85 @@ def _walk(
         yield i, j, D, (blocks.upper[: D.shape[0], : D.shape[1]] if i == j else None)
 
 
+def _row_pairs(blocks: _Blocks, i: int) -> Iterator[tuple[int, int, np.ndarray, np.ndarray | None]]:
+    """(i, j, D, keep) for the block pairs (i, j ≥ i) of row block ``i``, as :func:`_walk`."""
+    A = blocks.X32[i : i + blocks.block]
+    for j in range(i, blocks.n, blocks.block):
+        D = blocks.distances(i, j, A, blocks.X32[j : j + blocks.block])
+        yield i, j, D, (blocks.upper[: D.shape[0], : D.shape[1]] if i == j else None)
+
+
+def _per_row(walk: Iterable[tuple], new: Callable[[], T], add: Callable[..., T]) -> Iterator[T]:
+    """One partial per row block: ``add(part, i, j, D, keep)`` over that row's block pairs."""
+    part, row = None, None
+    for i, j, D, keep in walk:
+        if i != row:
+            if part is not None:
+                yield part
+            part, row = new(), i
+        part = add(part, i, j, D, keep)
+    if part is not None:
+        yield part
+
+
+#: Partial results are combined this many at a time, adjacent ones left to right (see
+#: :func:`tree_reduce`). The in-memory and the dask engine (:mod:`.dask_engine`) share the
+#: per-row partials and the tree, so their float sums agree bit for bit.
+TREE_FANIN = 4
+
+
+def tree_reduce(parts: Iterable[T], combine: Callable[..., T], fanin: int = TREE_FANIN) -> T:
+    """Combine ``parts`` (in order) as a tree: groups of ``fanin`` adjacent items per level.
+
+    Consumes ``parts`` lazily and holds at most ``fanin`` items per level, so an in-memory
+    pass keeps O(fanin log R) partials alive; given dask ``Delayed`` parts and a delayed
+    ``combine`` it builds the same tree as a graph. A lone leftover item moves up unchanged.
+
+    Examples
+    --------
+    >>> show = lambda *xs: "(" + "+".join(map(str, xs)) + ")"
+    >>> tree_reduce(range(6), show, fanin=4)
+    '((0+1+2+3)+(4+5))'
+    >>> tree_reduce(range(4), show, fanin=4), tree_reduce(range(1), show)
+    ('(0+1+2+3)', 0)
+    """
+    levels: list[list] = []
+    for item in parts:
+        level = 0
+        while True:
+            if len(levels) == level:
+                levels.append([])
+            levels[level].append(item)
+            if len(levels[level]) < fanin:
+                break
+            item, levels[level] = combine(*levels[level]), []
+            level += 1
+    if not levels:
+        raise ValueError("tree_reduce needs at least one part.")
+    carry = None
+    for level in levels:
+        # The carry comes from the level below, i.e. after this level's items in row order.
+        group = level + ([] if carry is None else [carry])
+        if group:
+            carry = group[0] if len(group) == 1 else combine(*group)
+    return carry
+
+
+def _merge_histograms(*parts: LogDistanceHistogram) -> LogDistanceHistogram:
+    return parts[0].merged(list(parts[1:]))
+
+
+def _add_to_histogram(hist: LogDistanceHistogram, i, j, D, keep) -> LogDistanceHistogram:
+    hist.add(D[keep] if keep is not None else D)
+    return hist
+
+
+def row_histogram(blocks: _Blocks, i: int) -> LogDistanceHistogram:
+    """Log-distance histogram of the pairs of row block ``i`` (with the blocks j ≥ i)."""
+    parts = _per_row(_row_pairs(blocks, i), LogDistanceHistogram, _add_to_histogram)
+    return next(parts)
+
+
 def distance_pass(
     X: np.ndarray,
     distance: str,
@@ -128,11 +213,9 @@ def distance_pass(
     >>> h.n_pairs, round(h.mean_distance(), 6)
     (3.0, 6.666667)
     """
-    hist = LogDistanceHistogram()
     dtype = np.float32 if precision == "float32" else np.float64
-    for _, _, D, keep in _walk(X, distance, block, desc, show, dtype):
-        hist.add(D[keep] if keep is not None else D)
-    return hist
+    walk = _walk(X, distance, block, desc, show, dtype)
+    return tree_reduce(_per_row(walk, LogDistanceHistogram, _add_to_histogram), _merge_histograms)
 
 
 @dataclass
@@ -219,34 +302,73 @@ def threshold_pass(
     # (k = m: above every threshold); the cumulative sum over k gives the degrees.
     bins = np.zeros((n, m + 1), dtype=np.int64) if m else None
     dtype = np.float32 if precision == "float32" else np.float64
-    tausD = taus.astype(dtype)
-    sum_k2 = 0.0
-    for i, j, D, keep in _walk(X, distance, block, desc, show, dtype):
-        if kernel is not None:
-            K = kernel(D)
+    count = _BlockCounter(X, distance, taus, dtype, kernel, bins)
+    sums = _per_row(_walk(X, distance, block, desc, show, dtype), float, count)
+    return finish_counts(taus, bins, n, tree_reduce(sums, _add) if kernel is not None else None)
+
+
+def _add(*parts: float) -> float:
+    return sum(parts[1:], parts[0])
+
+
+class _BlockCounter:
+    """Adds one block pair's threshold bins into ``bins`` and Σ K² to a running sum.
+
+    Row r of the set is ``bins[r - offset]`` (a dask task holds the rows from its row block
+    on). Integer counts: any order of adding them gives the same bins.
+    """
+
+    def __init__(self, X, distance, taus, dtype, kernel, bins, offset: int = 0):
+        self.X, self.distance, self.taus, self.kernel = X, distance, taus, kernel
+        self.bins, self.offset = bins, offset
+        self.tausD = taus.astype(dtype)
+
+    def __call__(self, sum_k2: float, i: int, j: int, D: np.ndarray, keep) -> float:
+        if self.kernel is not None:
+            K = self.kernel(D)
             K *= K
             sum_k2 += float((K if keep is None else K[keep]).sum(dtype=np.float64))
-        if bins is None:
-            continue
+        if self.bins is None:
+            return sum_k2
+        m, bins, taus, tausD = self.taus.size, self.bins, self.taus, self.tausD
+        i0, j0 = i - self.offset, j - self.offset
         k = np.searchsorted(tausD, D, side="left").astype(np.int64)
-        _settle_near_thresholds(k, D, X, i, j, distance, taus, tausD, keep)
+        _settle_near_thresholds(k, D, self.X, i, j, self.distance, taus, tausD, keep)
         rows, cols = D.shape
         if keep is not None:
             k[~keep] = m  # lower triangle and diagonal: counted via the transpose below
             k = np.where(keep, k, k.T)  # symmetric block: row counts cover both directions
             np.fill_diagonal(k, m + 1)  # the point itself: a bin past the end, dropped
             flat = (np.arange(rows)[:, None] * (m + 2) + k).ravel()
-            bins[i : i + rows] += np.bincount(flat, minlength=rows * (m + 2)).reshape(rows, m + 2)[
-                :, : m + 1
-            ]
+            bins[i0 : i0 + rows] += np.bincount(flat, minlength=rows * (m + 2)).reshape(
+                rows, m + 2
+            )[:, : m + 1]
         else:
             flat = (np.arange(rows)[:, None] * (m + 1) + k).ravel()
-            bins[i : i + rows] += np.bincount(flat, minlength=rows * (m + 1)).reshape(rows, m + 1)
+            bins[i0 : i0 + rows] += np.bincount(flat, minlength=rows * (m + 1)).reshape(rows, m + 1)
             flat = (np.arange(cols)[None, :] * (m + 1) + k).ravel()
-            bins[j : j + cols] += np.bincount(flat, minlength=cols * (m + 1)).reshape(cols, m + 1)
-    if bins is None:
-        degrees = np.zeros((n, 0), dtype=np.int64)
-    else:
-        degrees = np.cumsum(bins[:, :m], axis=1)
+            bins[j0 : j0 + cols] += np.bincount(flat, minlength=cols * (m + 1)).reshape(cols, m + 1)
+        return sum_k2
+
+
+def row_counts(
+    blocks: _Blocks,
+    i: int,
+    taus: np.ndarray,
+    kernel: Callable[[np.ndarray], np.ndarray] | None,
+    bins: np.ndarray | None,
+) -> float:
+    """Row block ``i``'s share of :func:`threshold_pass`: its bins added into ``bins`` (rows
+    i, i + 1, ...), and its Σ K² returned."""
+    count = _BlockCounter(blocks.X, blocks.distance, taus, blocks.X32.dtype, kernel, bins, i)
+    return next(_per_row(_row_pairs(blocks, i), float, count))
+
+
+def finish_counts(
+    taus: np.ndarray, bins: np.ndarray | None, n: int, sum_k2: float | None
+) -> ThresholdCounts:
+    """Degrees and pair counts from the summed bins."""
+    m = taus.size
+    degrees = np.zeros((n, 0), dtype=np.int64) if bins is None else np.cumsum(bins[:, :m], axis=1)
     pairs = degrees.sum(axis=0) // 2
-    return ThresholdCounts(taus, pairs, degrees, sum_k2 if kernel is not None else float("nan"))
+    return ThresholdCounts(taus, pairs, degrees, float("nan") if sum_k2 is None else sum_k2)
