@@ -35,10 +35,14 @@ def _assert_same_histogram(a, b):
     assert (a.n_pairs, a.n_zero, a.sum_d) == (b.n_pairs, b.n_zero, b.sum_d)
 
 
-def _assert_same_tree(a, b):
+def _assert_same_tree(a, b, close=()):
+    """Equal bit for bit, except ``close`` variables (float sums in another order)."""
     assert sorted(a.data_vars) == sorted(b.data_vars)
     for var in a.data_vars:
-        assert np.array_equal(a[var].values, b[var].values, equal_nan=True), var
+        if var in close:
+            np.testing.assert_allclose(a[var].values, b[var].values, rtol=1e-12, err_msg=var)
+        else:
+            assert np.array_equal(a[var].values, b[var].values, equal_nan=True), var
         assert a[var].attrs.get("method") == b[var].attrs.get("method"), var
 
 
@@ -89,12 +93,14 @@ def test_threshold_counts_against_brute_force_on_integer_points():
     X = np.random.default_rng(1).integers(0, 6, size=(700, 3)).astype(float)
     taus = np.sqrt(np.array([2, 5, 9, 20]) + 0.5)
     c = dask_engine.threshold_pass(X, "euclidean", taus, block=128)
+    mem = streaming.threshold_pass(X, "euclidean", taus, block=128)
     D = cdist(X, X)
     np.fill_diagonal(D, np.inf)
     expected = np.stack([(D <= t).sum(axis=1) for t in taus], axis=1)
-    assert np.array_equal(c.degrees, expected)
-    assert np.array_equal(c.pairs, expected.sum(axis=0) // 2)
-    assert np.isnan(c.sum_k2)
+    for counts in (c, mem):
+        assert np.array_equal(counts.degrees, expected)
+        assert np.array_equal(counts.pairs, expected.sum(axis=0) // 2)
+        assert np.isnan(counts.sum_k2)
 
 
 def test_dask_array_input_without_client_equals_numpy_large():
@@ -162,7 +168,9 @@ def test_cluster_profiles_equal_in_memory_engine(client, distance):
         {"A": da.from_array(X, chunks=(1000, -1)), "B": da.from_array(Y, chunks=(1000, -1))},
         **kw,
     )[f"r/{distance}"].to_dataset()
-    _assert_same_tree(ref, got)
+    # Cosine Vendi's d × d covariance: BLAS syrk blocks in memory, a tree of GEMM partials on
+    # dask; the eigenvalues agree to round-off, not bit for bit.
+    _assert_same_tree(ref, got, close=("vendi",) if distance == "cosine" else ())
     assert got.attrs["engine"] == f"dask.distributed ({client.scheduler.address})"
 
 

@@ -304,7 +304,8 @@ def threshold_pass(
     dtype = np.float32 if precision == "float32" else np.float64
     count = _BlockCounter(X, distance, taus, dtype, kernel, bins)
     sums = _per_row(_walk(X, distance, block, desc, show, dtype), float, count)
-    return finish_counts(taus, bins, n, tree_reduce(sums, _add) if kernel is not None else None)
+    sum_k2 = tree_reduce(sums, _add)  # consumes the walk: the bins fill on the way
+    return finish_counts(taus, bins, n, sum_k2 if kernel is not None else None)
 
 
 def _add(*parts: float) -> float:
