@@ -344,7 +344,11 @@ def profiles(
     sets : dict of str to array_like
         Labels mapped to embeddings (n_i × d arrays; binary fingerprints for
         ``"tanimoto"``), or to n_i × n_i distance matrices when
-        ``distance="precomputed"``. Every set needs at least 2 samples.
+        ``distance="precomputed"``. Every set needs at least 2 samples. Dask arrays
+        and chunked xarray DataArrays (sample dimension ``"sample"``, else the first)
+        run the streamed passes as dask graphs, on the active ``dask.distributed``
+        client when there is one (see :mod:`.dask_engine`); ``method="auto"`` then
+        means the large-n methods at any n.
     representation : str or Representation
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
         of the tree path. A :class:`Representation` (what the featurisers in
