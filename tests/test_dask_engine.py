@@ -211,3 +211,17 @@ def test_cli_scheduler_address_runs_on_the_cluster(client, tmp_path):
     )["embedding/euclidean"].to_dataset()
     _assert_same_tree(ref, got)
     assert got.attrs["engine"].startswith("dask.distributed (tcp://")
+
+
+def test_cli_scheduler_bad_address_is_one_line(tmp_path):
+    np.save(tmp_path / "a.npy", _data(50, duplicates=False))
+    args = ["compute", tmp_path / "a.npy", "-o", tmp_path / "p.nc", "--scheduler", "no-port-here"]
+    run = subprocess.run(
+        [sys.executable, "-m", "diversity_profiles.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1
+    assert "--scheduler 'no-port-here': cannot connect to a dask scheduler" in run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "p.nc").exists()
