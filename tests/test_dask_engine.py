@@ -113,6 +113,8 @@ def test_dask_array_input_without_client_equals_numpy_large():
     _assert_same_tree(ref, got)
     assert got.attrs["engine"] == "dask (local scheduler)"
     assert "engine" not in ref.attrs
+    with pytest.raises(ValueError, match=r"dask input runs the large-n methods; method='exact'"):
+        dp.profiles({"A": da.from_array(X)}, n_boot=3, **kw)
 
 
 # --- on a LocalCluster with two worker processes -------------------------------------------

@@ -290,7 +290,8 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
     from . import planning
 
     one_of(method, "method", FUNC, planning.METHODS)
-    if method == "auto" and any(item.distributed for item in cond.sets):
+    dask_input = method == "auto" and any(item.distributed for item in cond.sets)
+    if dask_input:
         method = "large"  # dask input: the streamed passes, as dask graphs, at any n
     first = cond.sets[0]
     routes = planning.plan(
@@ -307,7 +308,12 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
         raise ValueError(
             f"The bootstrap (n_boot={unc.n_boot}) of {FUNC} needs the exact methods, but "
             f"{', '.join(large)} run their large-n method at n = {max(s.n for s in cond.sets)}. "
-            f"Use common_n (subsampling) for the spread, or leave n_boot at 0."
+            f"Use common_n (subsampling) for the spread, or leave n_boot at 0"
+            + (
+                " (dask input runs the large-n methods; method='exact' computes in memory)."
+                if dask_input
+                else "."
+            )
         )
     from ._validation import available_memory_bytes
 
