@@ -118,18 +118,30 @@ def ship(X) -> Shipped:
     return Shipped(X, dask.delayed(X, pure=True), None)
 
 
-def _compute(shipped: Shipped, graph):
-    if shipped.client is not None:
-        return shipped.client.compute(graph).result()
+def _run(shipped: Shipped, task: Callable, rows: list[tuple], merge: Callable):
+    """``task(X, *args)`` per row (in order), the results reduced by :func:`tree_reduce`.
+
+    On a client: futures, the heaviest rows (the first: they pair with every later block)
+    prioritised so that two workers finish together, merges as soon as they can run. Without
+    one: a delayed graph of the same tree on dask's threaded scheduler.
+    """
+    client = shipped.client
+    if client is not None:
+        top = len(rows)
+        parts = [
+            client.submit(task, shipped.handle, *args, priority=top - k, pure=False)
+            for k, args in enumerate(rows)
+        ]
+        total = tree_reduce(
+            parts, lambda *xs: client.submit(merge, *xs, priority=top + 1, pure=False)
+        )
+        return total.result()
     import dask
 
-    return dask.compute(graph, scheduler="threads")[0]
-
-
-def _delayed(fn):
-    import dask
-
-    return dask.delayed(fn, pure=True)
+    call = dask.delayed(task, pure=True)
+    parts = [call(shipped.handle, *args) for args in rows]
+    total = tree_reduce(parts, dask.delayed(merge, pure=True))
+    return dask.compute(total, scheduler="threads")[0]
 
 
 # --- on the workers: the prepared arrays of a scattered set, cached -------------------------
@@ -227,9 +239,8 @@ def distance_pass(
     """
     shipped = ship(X)
     dtype = np.float32 if precision == "float32" else np.float64
-    task = _delayed(_hist_task)
-    parts = [task(shipped.handle, distance, block, dtype, i) for i in range(0, shipped.n, block)]
-    return _compute(shipped, tree_reduce(parts, _delayed(_merge_histograms)))
+    rows = [(distance, block, dtype, i) for i in range(0, shipped.n, block)]
+    return _run(shipped, _hist_task, rows, _merge_histograms)
 
 
 def threshold_pass(
@@ -256,12 +267,8 @@ def threshold_pass(
     if np.any(np.diff(taus) < 0):
         raise ValueError("threshold_pass needs the thresholds sorted ascending.")
     dtype = np.float32 if precision == "float32" else np.float64
-    task = _delayed(_counts_task)
-    parts = [
-        task(shipped.handle, distance, block, dtype, i, taus, kernel)
-        for i in range(0, shipped.n, block)
-    ]
-    _, bins, sum_k2 = _compute(shipped, tree_reduce(parts, _delayed(_merge_counts)))
+    rows = [(distance, block, dtype, i, taus, kernel) for i in range(0, shipped.n, block)]
+    _, bins, sum_k2 = _run(shipped, _counts_task, rows, _merge_counts)
     return finish_counts(taus, bins, shipped.n, sum_k2 if kernel is not None else None)
 
 
@@ -282,11 +289,10 @@ def kernel_matvec(
     shipped = ship(X)
     v = np.asarray(v, dtype=np.float64)
     k0 = float(np.asarray(kernel(np.zeros((1, 1), dtype=np.float32)))[0, 0])
-    task = _delayed(_matvec_task)
-    parts = [
-        task(shipped.handle, distance, block, i, v, kernel, k0) for i in range(0, shipped.n, block)
-    ]
-    return _compute(shipped, tree_reduce(parts, _delayed(_merge_vectors)))[1]
+    if shipped.client is not None:
+        v = shipped.client.scatter(v, broadcast=True, hash=False)  # once per product
+    rows = [(distance, block, i, v, kernel, k0) for i in range(0, shipped.n, block)]
+    return _run(shipped, _matvec_task, rows, _merge_vectors)[1]
 
 
 def gram(X, scale: float = 1.0, *, rows: int = 4096, per_task: int = GRAM_ROWS) -> np.ndarray:
@@ -298,12 +304,9 @@ def gram(X, scale: float = 1.0, *, rows: int = 4096, per_task: int = GRAM_ROWS) 
     [[2.0, 2.0], [2.0, 4.0]]
     """
     shipped = ship(X)
-    task = _delayed(_gram_task)
     n = shipped.n
-    parts = [
-        task(shipped.handle, s, min(s + per_task, n), scale, rows) for s in range(0, n, per_task)
-    ]
-    return _compute(shipped, tree_reduce(parts, _delayed(_sum)))
+    tasks = [(s, min(s + per_task, n), scale, rows) for s in range(0, n, per_task)]
+    return _run(shipped, _gram_task, tasks, _sum)
 
 
 def dual_spectrum(X) -> np.ndarray:
