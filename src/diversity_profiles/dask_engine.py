@@ -8,7 +8,8 @@ functions of the in-memory engine (:func:`.streaming.row_histogram`,
 for bit: histograms, counts and degrees (integers) and the float sums alike.
 
 With a ``dask.distributed`` client active (``Client(address)`` or a ``LocalCluster``)
-the graphs run there; otherwise on dask's local threaded scheduler. dask is imported
+the tasks run there as futures, the heaviest row blocks first; otherwise the same tree
+is a delayed graph on dask's local threaded scheduler. dask is imported
 only when this module is used: ``pip install "diversity-profiles[dask]"``.
 
 Besides the two passes: :func:`gram` (the d × d covariance of the rows, for the dual
