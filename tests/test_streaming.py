@@ -112,8 +112,11 @@ def test_forced_large_path_brackets_the_exact_values():
         # Circles: certified against the exact solver on the same thresholds.
         lo, hi = dp.circles(D, ds.tau.values, method="greedy", return_bounds=True)
         assert np.all(ds.circles[k] <= hi) and np.all(lo <= ds.circles_upper[k])
-    for var in ("energy", "vendi", "magnitude", "circles"):
+    for var in ("energy", "circles"):
         assert ds[var].attrs["method"] == "certified bounds"
+    # The iterative modules report an estimate inside certified bounds (checked above).
+    for var in ("vendi", "magnitude"):
+        assert ds[var].attrs["method"] in ("certified bounds", "estimate ± error")
     assert ds.average_distance.attrs["method"] == "exact"
 
 

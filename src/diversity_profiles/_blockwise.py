@@ -25,7 +25,7 @@ TILE = 2048
 DEFAULT_MEMORY = 4 * 1024**3
 
 
-def one_thread():
+def one_thread() -> contextlib.AbstractContextManager:
     """A context running BLAS/LAPACK on one thread, for the many small factorisations.
 
     Measured on the shared 2-core machine: a 256² ``eigh`` took 0.5 s with two BLAS threads
@@ -83,7 +83,7 @@ class PairOperator:
         self.held: np.ndarray | None = None  # a float32 copy of K, when it fits
 
     # -- tiles -------------------------------------------------------------------------
-    def tile(self, rows: slice | np.ndarray, cols: slice | np.ndarray, double: bool = True):
+    def tile(self, rows: slice | np.ndarray, cols: slice | np.ndarray, double: bool = True) -> np.ndarray:
         """``K[rows][:, cols]`` in float64 (``double``) or float32."""
         X = self.X64 if double else self.X32
         A, B = X[rows], X[cols]
@@ -122,7 +122,8 @@ class PairOperator:
     def release(self) -> None:
         self.held = None
 
-    def matmat(self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False):
+    def matmat(self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, float]:
         """``K @ V`` in float64 (V is (n,) or (n, k)); with ``sum_squares`` also ``Σ K_ij²``.
 
         ``double`` forms float64 tiles from the float64 embeddings (the reference product);

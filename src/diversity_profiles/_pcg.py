@@ -21,6 +21,8 @@ from ._blockwise import PairOperator, one_thread
 class Breakdown(RuntimeError):
     """CG stopped being a descent method (indefinite preconditioner or lost accuracy)."""
 
+    x: np.ndarray | None = None  # the best iterate before the breakdown
+
 
 @dataclass
 class Preconditioner:
@@ -64,7 +66,9 @@ class Preconditioner:
         return u - self.Y @ c
 
 
-def pivoted_cholesky(op: PairOperator, rank: int, rtol: float = 1e-10):
+def pivoted_cholesky(
+    op: PairOperator, rank: int, rtol: float = 1e-10
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Greedy pivoted Cholesky of K (unit diagonal); returns (L, pivots, residual diagonal).
 
     Each step takes the largest residual diagonal entry; the residual ``K - L Lᵀ`` stays

@@ -25,6 +25,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ def is_dask(x) -> bool:
     return module.startswith("xarray.") and getattr(x, "chunks", None) is not None
 
 
-def gather_set(x, func: str, name: str):
+def gather_set(x: Any, func: str, name: str) -> np.ndarray:
     """The rows of a dask array or chunked DataArray, computed (samples × features).
 
     A DataArray's sample dimension is ``"sample"`` when it has one, else its first one.
@@ -81,7 +82,7 @@ def gather_set(x, func: str, name: str):
     return np.asarray(client.compute(data).result() if client is not None else data.compute())
 
 
-def active_client():
+def active_client() -> Any:
     """The current ``dask.distributed`` client, or None (distributed is never imported here)."""
     if "distributed" not in sys.modules:  # no client can exist without the import
         return None
@@ -99,7 +100,7 @@ class Shipped:
 
     X: np.ndarray
     handle: object
-    client: object | None
+    client: Any  # a distributed.Client, or None (distributed is imported lazily)
 
     @property
     def n(self) -> int:

@@ -68,7 +68,7 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
         from .dask_engine import dual_spectrum  # the d × d covariance as a dask tree sum
 
         raw = dual_spectrum(large.shipped(item))
-        size = max(item.embeddings.shape)
+        size = max(n, d)
     elif cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
         assert item.embeddings is not None  # this kernel is only chosen for embeddings
         raw = _dual_spectrum(item.embeddings, p, normalize=False)
@@ -116,8 +116,8 @@ def _t_domain_large(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
         h, n = large.histogram(item), item.n
         ts = np.geomspace(1e-6, 1e6, 481) / max(h.mean_distance(), 1e-300)
         norm = (large.magnitude_lower_bound(h, n, ts) - 1.0) / max(n - 1, 1)
-        lo = min(lo, ts[min(np.searchsorted(norm, 0.01), ts.size - 1)])
-        hi = max(hi, ts[min(np.searchsorted(norm, 0.95), ts.size - 1)])
+        lo = min(lo, float(ts[min(int(np.searchsorted(norm, 0.01)), ts.size - 1)]))
+        hi = max(hi, float(ts[min(int(np.searchsorted(norm, 0.95)), ts.size - 1)]))
     if not hi > lo:
         hi = lo * 100.0
     return (

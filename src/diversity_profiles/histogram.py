@@ -204,13 +204,15 @@ class LogDistanceHistogram:
     def merged(self, others: list[LogDistanceHistogram]) -> LogDistanceHistogram:
         """The histogram of this set's pairs and those of ``others`` together (pooling)."""
         out = LogDistanceHistogram()
-        hists = [h for h in [self, *others] if h.anchor is not None]
-        out.anchor = max((h.anchor for h in hists), default=None)
+        anchors = [h.anchor for h in [self, *others] if h.anchor is not None]
+        out.anchor = max(anchors, default=None)
         size = self.counts.size
         for h in [self, *others]:
             # Anchors are powers of two: re-anchoring shifts whole octaves of bins; what would
             # fall off the low end joins the first bin (and is counted as clipped).
-            shift = 0 if h.anchor is None else round((out.anchor - h.anchor) / np.log(2.0))
+            shift = 0
+            if h.anchor is not None and out.anchor is not None:  # out.anchor is set if any is
+                shift = round((out.anchor - h.anchor) / np.log(2.0))
             shift *= BINS_PER_OCTAVE
             for mine, theirs in ((out.counts, h.counts), (out.sum_u, h.sum_u),
                                  (out.sum_u2, h.sum_u2)):  # fmt: skip

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
 from .condition import Condition, PreparedSet
+from .histogram import LogDistanceHistogram
+from .streaming import ThresholdCounts
 
 EXACT, BOUNDS, ESTIMATE = "exact", "certified bounds", "estimate ± error"
 #: How a family's value was obtained, weakest last: merging sets keeps the weakest.
@@ -52,7 +55,7 @@ class Bracket:
     extra: dict = field(default_factory=dict)
 
 
-def large_module(family: str):
+def large_module(family: str) -> ModuleType | None:
     """The large-n module of a family (``magnitude_large`` ...), or None when absent."""
     try:
         return importlib.import_module(f".{family}_large", __package__)
@@ -76,7 +79,7 @@ def _result(family: str, b: Bracket, lower_name: str | None = None) -> dict:
 # --- the streamed passes, cached per set ---------------------------------------------------
 
 
-def shipped(item: PreparedSet):
+def shipped(item: PreparedSet) -> object:
     """The set's embeddings as the pass functions take them: on the dask workers (sent once
     per set and kept for every pass) when the set came as a dask collection."""
     if not item.distributed:
@@ -100,7 +103,7 @@ def _engine(item: PreparedSet):
     return streaming
 
 
-def histogram(item: PreparedSet):
+def histogram(item: PreparedSet) -> LogDistanceHistogram:
     """The set's log-distance histogram from the blocked streamed pass (float64 GEMM)."""
     cache = item.__dict__.setdefault("_large_cache", {})
     if "hist" not in cache:
@@ -110,12 +113,14 @@ def histogram(item: PreparedSet):
     return cache["hist"]
 
 
-def pooled_histogram(cond: Condition):
+def pooled_histogram(cond: Condition) -> LogDistanceHistogram:
     hists = [histogram(item) for item in cond.sets]
     return hists[0].merged(hists[1:])
 
 
-def counts(cond: Condition, item: PreparedSet, taus: np.ndarray | None, kernel: bool):
+def counts(
+    cond: Condition, item: PreparedSet, taus: np.ndarray | None, kernel: bool
+) -> ThresholdCounts:
     """Threshold counts and degrees at ``taus`` and Σ K_ij² (second pass, cached)."""
     cache = item.__dict__.setdefault("_large_cache", {})
     key = ("counts", None if taus is None else np.asarray(taus).tobytes(), kernel)
@@ -140,7 +145,9 @@ def counts(cond: Condition, item: PreparedSet, taus: np.ndarray | None, kernel: 
     return cache[key]
 
 
-def second_pass(cond: Condition, item: PreparedSet, taus: np.ndarray | None):
+def second_pass(
+    cond: Condition, item: PreparedSet, taus: np.ndarray | None
+) -> ThresholdCounts:
     """The threshold pass serving both Circles (at ``taus``) and Vendi (Σ K²) in one go.
 
     When both families run their large-n method, Vendi (evaluated first) already uses the
@@ -213,12 +220,16 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
     accepted = inspect.signature(fn).parameters
     options = {k: v for k, v in options.items() if k in accepted and v is not None}
     res = fn(item.embeddings, grid, **options)
+    # Circles' bounds carry no separate value: the reported curve is the witnessed lower one.
+    value = getattr(res, "value", res.lower)
     kinds = set(getattr(res, "kind", ["certified"]))
-    method = BOUNDS if kinds <= {"certified"} else ESTIMATE
+    method = BOUNDS if kinds <= {"certified", "exact"} else ESTIMATE
     note = f"{family}_large" + (
         "" if method == BOUNDS else " (upper bound estimated where it could not be certified)"
     )
-    return Bracket(res.value, method, res.lower, res.upper, note=note)
+    return Bracket(
+        value, method, res.lower, res.upper, error=getattr(res, "error", None), note=note
+    )
 
 
 def vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> dict:

@@ -58,6 +58,8 @@ class _Blocks:
     ):
         self.X, self.distance, self.block = X, distance, block
         # ``prepared``: (X32, sq) from :func:`_prepare`, e.g. cached on a dask worker.
+        self.X32: np.ndarray
+        self.sq: np.ndarray | None
         self.X32, self.sq = _prepare(X, distance, dtype) if prepared is None else prepared
         self.n = X.shape[0]
         b = min(block, self.n)
@@ -78,6 +80,7 @@ class _Blocks:
             np.maximum(G, 0.0, out=G)
             close = G < self.close
         elif self.distance == "euclidean":
+            assert self.sq is not None  # squared norms are prepared for these distances
             norms = self.sq[i : i + len(A), None] + self.sq[None, j : j + len(B)]
             G *= -2.0
             G += norms
@@ -85,6 +88,7 @@ class _Blocks:
             np.maximum(G, 0.0, out=G)
             np.sqrt(G, out=G)
         else:  # tanimoto / jaccard: 1 - |a & b| / |a | b|, integer counts exact in float32
+            assert self.sq is not None
             np.add(self.sq[i : i + len(A), None], self.sq[None, j : j + len(B)], out=W)
             W -= G
             np.divide(G, W, out=G, where=W > 0)
@@ -170,12 +174,13 @@ def tree_reduce(parts: Iterable[T], combine: Callable[..., T], fanin: int = TREE
             level += 1
     if not levels:
         raise ValueError("tree_reduce needs at least one part.")
-    carry = None
-    for level in levels:
+    carry: T | None = None
+    for items in levels:
         # The carry comes from the level below, i.e. after this level's items in row order.
-        group = level + ([] if carry is None else [carry])
+        group = items + ([] if carry is None else [carry])
         if group:
             carry = group[0] if len(group) == 1 else combine(*group)
+    assert carry is not None  # at least one part (checked above)
     return carry
 
 
