@@ -39,6 +39,36 @@ def _family_curves(ds) -> dict[str, tuple[str | None, np.ndarray, np.ndarray]]:
     return out
 
 
+#: Methods whose values come with bounds that the verdicts respect (verdict.py, step 7).
+BOUNDED_METHODS = ("certified bounds", "estimate ± error")
+
+
+def bounds_of(ds, family: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (lower, upper) bounds, shaped (set, grid), that the verdicts of ``family`` use:
+    present when its values are certified bounds or estimates ± error (attribute
+    ``method``, set by the large-n methods), None for exact values.
+
+    Bounds are ``<family>_lower``/``<family>_upper`` (Circles: ``circles`` and
+    ``circles_upper``), else the value ± ``<family>_error``; a NaN bound (a set computed
+    exactly in a merged tree) is the value itself, and a family that claims bounds but
+    stores none is unbounded (no verdict but "bounds overlap" or "tied").
+    """
+    var = ds[family]
+    if var.attrs.get("method") not in BOUNDED_METHODS:
+        return None
+    values = np.asarray(var.values, dtype=np.float64).reshape(var.sizes["set"], -1)
+    lower_name = "circles" if family == "circles" else f"{family}_lower"
+    if lower_name in ds and f"{family}_upper" in ds:
+        lo = np.asarray(ds[lower_name].values, dtype=np.float64).reshape(values.shape)
+        hi = np.asarray(ds[f"{family}_upper"].values, dtype=np.float64).reshape(values.shape)
+    elif f"{family}_error" in ds:
+        err = np.abs(np.asarray(ds[f"{family}_error"].values, dtype=np.float64))
+        lo, hi = values - err.reshape(values.shape), values + err.reshape(values.shape)
+    else:
+        lo, hi = np.full(values.shape, -np.inf), np.full(values.shape, np.inf)
+    return np.where(np.isnan(lo), values, lo), np.where(np.isnan(hi), values, hi)
+
+
 def _narrow(family: str, grid: np.ndarray, domain, path: str) -> tuple[np.ndarray, str]:
     """Indices of grid points inside the user's (low, high) domain."""
     try:
@@ -66,8 +96,12 @@ def _narrow(family: str, grid: np.ndarray, domain, path: str) -> tuple[np.ndarra
 
 
 def _agreement(verdicts: list[str]) -> str:
-    """Cross-family reading of one ordered pair."""
+    """Cross-family reading of one ordered pair: "bounds overlap" when the families the
+    bounds can order agree but some cannot be ordered."""
     kinds = set(verdicts)
+    if rule.OVERLAP in kinds:
+        decided = _agreement([v for v in verdicts if v != rule.OVERLAP])
+        return "mixed" if decided == "mixed" else rule.OVERLAP
     if kinds <= {"tied"}:
         return "tied"
     if kinds <= {"dominates", "tied"}:
@@ -153,6 +187,10 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
             how = "full grid" if param is not None else "scale-free"
         attrs[f"domain_{fam}"] = how
         theta, vals = grid[keep], values[:, keep]
+        bounds = bounds_of(ds, fam)
+        attrs[f"method_{fam}"] = str(ds[fam].attrs.get("method", "exact"))
+        if bounds is not None:
+            bounds = (bounds[0][:, keep], bounds[1][:, keep])
         centred = None
         if f"{fam}_boot" in ds and np.isfinite(scales).all():
             raw = np.asarray(ds[f"{fam}_boot"].values, dtype=np.float64)
@@ -167,12 +205,25 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     continue
                 a, b = vals[i], vals[j]
                 n_pair = float(np.nan_to_num(min(sizes[[i, j]])))  # unknown n: no margin
-                s = rule.signs(a, b, rtol, atol)
                 m = rule.margins(a, b, family.margin_unit, chosen[fam], n_pair, rtol, atol)
-                plain[i, j, f] = rule.verdict_of(s)
-                verdicts[i, j, f], lead, share = rule.margin_verdict(
-                    theta, a, b, s, m, axis, step, min_share, family.margin_unit
-                )
+                if bounds is None:
+                    s, diff = rule.signs(a, b, rtol, atol), (a, b)
+                    plain[i, j, f] = rule.verdict_of(s)
+                    verdicts[i, j, f], lead, share = rule.margin_verdict(
+                        theta, a, b, s, m, axis, step, min_share, family.margin_unit
+                    )
+                else:  # verdict.py, step 7: only where the bounds separate
+                    bi, bj = (bounds[0][i], bounds[1][i]), (bounds[0][j], bounds[1][j])
+                    s, gap = rule.separation_signs(*bi, *bj, rtol, atol)
+                    diff = (gap, np.zeros_like(gap))
+                    tol = rule.tie_tolerance(a, b, rtol, atol)
+                    plain[i, j, f] = rule.bounds_verdict(
+                        theta, a, b, bi, bj, tol, axis, step, 0.0, family.margin_unit, rtol, atol
+                    )[0]
+                    verdicts[i, j, f], lead, share = rule.bounds_verdict(
+                        theta, a, b, bi, bj, m, axis, step, min_share, family.margin_unit,
+                        rtol, atol,
+                    )
                 minor[:, i, j, f] = lead, share
                 if centred is not None:
                     lo, hi = rule.band_of_difference(
@@ -184,9 +235,9 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                 if param is None:
                     shares[i, j, f] = float(s[0] > 0)
                     continue
-                shares[i, j, f] = rule.share_ahead(theta, a, b, s, axis, step)
+                shares[i, j, f] = rule.share_ahead(theta, *diff, s, axis, step)
                 if verdicts[i, j, f] == "crosses":
-                    found[i, j, f] = rule.crossings(theta, a, b, s, axis, step)
+                    found[i, j, f] = rule.crossings(theta, *diff, s, axis, step)
     width = max((len(v) for v in found.values()), default=0)
     cross = np.full((S, S, F, max(width, 1)), np.nan)
     counts = np.zeros((S, S, F), dtype=np.int64)
@@ -208,8 +259,10 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                 dims,
                 verdicts.astype(str),
                 {
-                    "values": ", ".join(rule.VERDICTS),
-                    "note": "leads within the margin or on < min_share of the domain are dismissed",
+                    "values": ", ".join(rule.BOUNDED_VERDICTS),
+                    "note": "leads within the margin or on < min_share of the domain are "
+                    "dismissed; families with bounds (method_<family> attrs) dominate only "
+                    "where the bounds separate, else 'bounds overlap'",
                 },
             ),
             "verdict_plain": (
@@ -243,7 +296,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
             "agreement": (
                 ("set_a", "set_b"),
                 agreement,
-                {"values": "a_ahead, b_ahead, mixed, tied"},
+                {"values": "a_ahead, b_ahead, mixed, tied, bounds overlap"},
             ),
         },
         coords={"set_a": labels, "set_b": labels, "family": fams},

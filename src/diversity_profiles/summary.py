@@ -48,6 +48,7 @@ def _pair_lines(res, a: str, b: str, esc: Text) -> list[str]:
     a, b = esc(a), esc(b)
     verdicts = {_family(f, esc): v for f, v in verdicts.items()}
     tied = [f for f, v in verdicts.items() if v == "tied"]
+    overlap = [f for f, v in verdicts.items() if v == "bounds overlap"]
     tail = f" (tied in {', '.join(tied)})" if tied else ""
     if agreement == "tied":
         return [f"{a} and {b} are tied in every family"]
@@ -57,7 +58,7 @@ def _pair_lines(res, a: str, b: str, esc: Text) -> list[str]:
     if agreement == "b_ahead":
         scope = "every family" if not tied else "every family where they differ"
         return [f"{b} ≻ {a} on {scope}{tail}"]
-    lines = []
+    lines = [f"bounds overlap in {', '.join(overlap)}"] if overlap else []
     ahead = [f for f, v in verdicts.items() if v == "dominates"]
     behind = [f for f, v in verdicts.items() if v == "dominated"]
     if ahead:
@@ -67,6 +68,8 @@ def _pair_lines(res, a: str, b: str, esc: Text) -> list[str]:
     lines += crossing
     if tied:
         lines.append(f"tied in {', '.join(tied)}")
+    if agreement == "bounds overlap":  # what the bounds decide agrees; the rest is open
+        return [f"{a} vs {b}: " + "; ".join(lines)]
     return [f"families disagree on {a} vs {b}: " + "; ".join(lines)]
 
 
@@ -130,6 +133,17 @@ def _rule_lines(res, esc: Text) -> list[str]:
         "Margins (leads within them, or on less than "
         f"{attrs['min_share']:.0%} of the domain, are negligible): " + ", ".join(parts) + "."
     ]
+    bounded: dict[str, list[str]] = {}
+    for f in res.family.values.tolist():
+        method = str(attrs.get(f"method_{f}", "exact"))
+        if method != "exact":
+            bounded.setdefault(method, []).append(_family(f, esc))
+    if bounded:
+        kinds = "; ".join(f"{esc(k)}: {', '.join(v)}" for k, v in bounded.items())
+        lines.append(
+            f"Large-n values ({kinds}): a verdict there holds only where the bounds "
+            "separate; elsewhere it says the bounds overlap."
+        )
     if "verdict_ci" in res and (res.verdict_ci.values == "no band").all():
         lines.append(
             "No verdict here holds with confidence: the profiles have no replicates "

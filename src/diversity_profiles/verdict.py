@@ -69,6 +69,21 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
    behind → ``"dominates"``; behind and not possibly ahead → ``"dominated"``;
    neither possibly → ``"tied"`` (equal within the margin); otherwise
    ``"uncertain"``.
+7. **With bounds** (large-n values: certified bounds, or estimates ± error). Each
+   curve comes with ``[lo_k, hi_k]`` holding its true value. A is *surely ahead* at k
+   when ``lo_a - hi_b`` exceeds the margin, *possibly ahead* when ``hi_a - lo_b`` does;
+   B likewise with the sides swapped. The four sides hold by step 5's test (a material
+   sign, and a share of at least ``min_share`` by step 4 on the signs of ``lo_a - hi_b``,
+   resp. ``hi_a - lo_b``, with those differences). Surely ahead and surely behind →
+   ``"crosses"``; surely ahead and not possibly behind → ``"dominates"``; surely behind
+   and not possibly ahead → ``"dominated"``; neither possibly → ``"tied"``; otherwise
+   ``"bounds overlap"``: the bounds cannot order the sets on this domain. Points bands
+   reduce this to step 5 exactly (``lo = hi`` makes "possibly" equal "surely"). The
+   plain verdict is the same with the tie tolerance as margin and no minimum share;
+   ``share_ahead`` and the crossings (step 3, for ``"crosses"``) use the separation
+   signs: +1 where ``lo_a > hi_b`` beyond the tie tolerance, -1 where ``hi_a < lo_b``,
+   0 where the bands overlap, with the separating gap as the difference. The
+   dismissed side of a dominance reports its largest *possible* lead (``hi - lo``).
 """
 
 from __future__ import annotations
@@ -80,6 +95,10 @@ import numpy as np
 VERDICTS = ("dominates", "dominated", "tied", "crosses")
 #: Verdicts that must hold with confidence add "uncertain".
 CONFIDENT_VERDICTS = (*VERDICTS, "uncertain")
+#: The verdict when the bounds of large-n values cannot order two sets (step 7).
+OVERLAP = "bounds overlap"
+#: Verdicts of curves with bounds add "bounds overlap".
+BOUNDED_VERDICTS = (*VERDICTS, OVERLAP)
 #: Default tolerances of a tie: relative and absolute.
 RTOL = 1e-6
 ATOL = 1e-12
@@ -415,3 +434,98 @@ def confident_verdict(
     if not maybe_ahead_ and not maybe_behind_:
         return "tied"
     return "uncertain"
+
+
+def separation_signs(
+    lo_a: np.ndarray,
+    hi_a: np.ndarray,
+    lo_b: np.ndarray,
+    hi_b: np.ndarray,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step 7: +1 where A's band lies above B's, -1 below, 0 where they overlap; and the
+    gap between them there (``lo_a - hi_b``, ``hi_a - lo_b``; 0 where they overlap).
+
+    With point bands these are step 1's signs and ``a - b``.
+
+    >>> s, gap = separation_signs(*np.array([[3., 1.], [4., 3.], [1., 0.], [2., 2.]]))
+    >>> s.tolist(), gap.tolist()
+    ([1, 0], [1.0, 0.0])
+    """
+    above = signs(lo_a, hi_b, rtol, atol) > 0
+    below = signs(hi_a, lo_b, rtol, atol) < 0
+    s = np.where(above, 1, np.where(below, -1, 0)).astype(np.int8)
+    with np.errstate(invalid="ignore"):
+        gap = np.where(
+            above,
+            np.asarray(lo_a, float) - np.asarray(hi_b, float),
+            np.where(below, np.asarray(hi_a, float) - np.asarray(lo_b, float), 0.0),
+        )
+    return s, gap
+
+
+def bounds_verdict(
+    theta: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    bounds_a: tuple[np.ndarray, np.ndarray],
+    bounds_b: tuple[np.ndarray, np.ndarray],
+    m: np.ndarray,
+    axis: str,
+    step: bool,
+    min_share: float = MIN_SHARE,
+    unit: str = "relative",
+    rtol: float = RTOL,
+    atol: float = ATOL,
+) -> tuple[str, float, float]:
+    """Step 7: the verdict of curves with bounds, and the dismissed side's possible lead
+    and share (NaN unless the verdict is a dominance with a dismissed side).
+
+    ``a``/``b`` are the reported values (they set the relative margin and scale the
+    lead); ``bounds_a = (lo_a, hi_a)``. With ``lo = hi = value`` this is
+    :func:`margin_verdict`.
+
+    >>> x = np.linspace(0, 1, 11); a, b = 2 + x, 1 + x; m = margins(a, b, "relative", 0, 1)
+    >>> bounds_verdict(x, a, b, (a - .3, a + .3), (b - .3, b + .3), m, "linear", False)[0]
+    'dominates'
+    >>> bounds_verdict(x, a, b, (a - .6, a + .6), (b - .6, b + .6), m, "linear", False)[0]
+    'bounds overlap'
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    lo_a, hi_a = (np.asarray(x, dtype=np.float64) for x in bounds_a)
+    lo_b, hi_b = (np.asarray(x, dtype=np.float64) for x in bounds_b)
+    s_low = signs(lo_a, hi_b, rtol, atol)  # +1: A surely ahead; -1: B possibly ahead
+    s_high = signs(hi_a, lo_b, rtol, atol)  # +1: A possibly ahead; -1: B surely ahead
+    m_low = material_signs(lo_a, hi_b, s_low, m)
+    m_high = material_signs(hi_a, lo_b, s_high, m)
+    ahead = _share_holds(theta, lo_a, hi_b, m_low, axis, step, min_share)
+    behind = _share_holds(theta, lo_b, hi_a, -m_high, axis, step, min_share)
+    maybe_ahead = _share_holds(theta, hi_a, lo_b, m_high, axis, step, min_share)
+    maybe_behind = _share_holds(theta, hi_b, lo_a, -m_low, axis, step, min_share)
+    if ahead and behind:
+        verdict = "crosses"
+    elif ahead and not maybe_behind:
+        verdict = "dominates"
+    elif behind and not maybe_ahead:
+        verdict = "dominated"
+    elif not maybe_ahead and not maybe_behind:
+        verdict = "tied"
+    else:
+        verdict = OVERLAP
+    side = {"dominates": -1, "dominated": 1}.get(verdict)
+    plain = s_high if side == 1 else s_low
+    if side is None or not (plain == side).any():
+        return verdict, float("nan"), float("nan")
+    with np.errstate(invalid="ignore"):
+        gap = (hi_a - lo_b) if side > 0 else (hi_b - lo_a)
+        if unit != "n":
+            gap = gap / np.maximum(np.abs(a), np.abs(b))
+    lead = float(np.max(gap[plain == side]))
+    share = (
+        share_ahead(theta, hi_a, lo_b, s_high, axis, step)
+        if side > 0
+        else share_ahead(theta, hi_b, lo_a, -s_low, axis, step)
+    )
+    return verdict, lead, share
