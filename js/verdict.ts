@@ -1,9 +1,12 @@
-// The dominance rule, for the browser: the same six steps as
+// The dominance rule, for the browser: the same seven steps as
 // src/diversity_profiles/verdict.py (the single specification). Tested against
 // fixtures that Python generates from that module (tests/test_verdict_js.py).
 
 export type Verdict = "dominates" | "dominated" | "tied" | "crosses";
 export type ConfidentVerdict = Verdict | "uncertain";
+/** Step 7: curves with bounds (large-n values) add "bounds overlap". */
+export const OVERLAP = "bounds overlap";
+export type BoundedVerdict = Verdict | typeof OVERLAP;
 export type Axis = "log" | "linear" | "none";
 
 export const RTOL = 1e-6;
@@ -308,4 +311,70 @@ export function confidentVerdict(
   if (behind && !maybeAhead) return "dominated";
   if (!maybeAhead && !maybeBehind) return "tied";
   return "uncertain";
+}
+
+/** Step 7: +1 where A's band lies above B's, -1 below, 0 where they overlap; and the gap. */
+export function separationSigns(
+  loA: Num, hiA: Num, loB: Num, hiB: Num, rtol = RTOL, atol = ATOL,
+): { s: Int8Array; gap: Float64Array } {
+  const above = signs(loA, hiB, rtol, atol);
+  const below = signs(hiA, loB, rtol, atol);
+  const s = new Int8Array(loA.length);
+  const gap = new Float64Array(loA.length);
+  for (let k = 0; k < s.length; k++) {
+    if (above[k] > 0) {
+      s[k] = 1;
+      gap[k] = loA[k] - hiB[k];
+    } else if (below[k] < 0) {
+      s[k] = -1;
+      gap[k] = hiA[k] - loB[k];
+    }
+  }
+  return { s, gap };
+}
+
+export interface BoundedReading { verdict: BoundedVerdict; lead: number; share: number }
+
+/** Step 7: the verdict of curves with bounds ([lower, upper] per set), and the dismissed
+ *  side's largest possible lead and share. Point bands give marginVerdict's answer. */
+export function boundsVerdict(
+  theta: Num, a: Num, b: Num, boundsA: [Num, Num], boundsB: [Num, Num], m: Num, axis: Axis,
+  step: boolean, minShare = MIN_SHARE, unit: MarginUnit = "relative", rtol = RTOL, atol = ATOL,
+): BoundedReading {
+  const [loA, hiA] = boundsA;
+  const [loB, hiB] = boundsB;
+  const sLow = signs(loA, hiB, rtol, atol); // +1: A surely ahead; -1: B possibly ahead
+  const sHigh = signs(hiA, loB, rtol, atol); // +1: A possibly ahead; -1: B surely ahead
+  const mLow = materialSigns(loA, hiB, sLow, m);
+  const mHigh = materialSigns(hiA, loB, sHigh, m);
+  const ahead = shareHolds(theta, loA, hiB, mLow, axis, step, minShare);
+  const behind = shareHolds(theta, loB, hiA, negate(mHigh), axis, step, minShare);
+  const maybeAhead = shareHolds(theta, hiA, loB, mHigh, axis, step, minShare);
+  const maybeBehind = shareHolds(theta, hiB, loA, negate(mLow), axis, step, minShare);
+  let verdict: BoundedVerdict;
+  if (ahead && behind) verdict = "crosses";
+  else if (ahead && !maybeBehind) verdict = "dominates";
+  else if (behind && !maybeAhead) verdict = "dominated";
+  else if (!maybeAhead && !maybeBehind) verdict = "tied";
+  else verdict = OVERLAP;
+  const side = verdict === "dominates" ? -1 : verdict === "dominated" ? 1 : 0;
+  const plain = side > 0 ? sHigh : sLow;
+  let lead = -Infinity;
+  let found = false;
+  for (let k = 0; side !== 0 && k < plain.length; k++) {
+    if (plain[k] !== side) continue;
+    found = true;
+    const aheadEnd = side > 0 ? hiA[k] : hiB[k];
+    const behindEnd = side > 0 ? loB[k] : loA[k];
+    let gap = aheadEnd - behindEnd;
+    if (unit !== "n") {
+      gap /= Math.max(Math.max(Math.abs(a[k]), Math.abs(b[k]), Math.abs(aheadEnd)),
+        Math.abs(behindEnd));
+    }
+    lead = Number.isNaN(gap) || Number.isNaN(lead) ? NaN : Math.max(lead, gap);
+  }
+  if (!found) return { verdict, lead: NaN, share: NaN };
+  const share = side > 0 ? shareAhead(theta, hiA, loB, sHigh, axis, step)
+    : shareAhead(theta, hiB, loA, negate(sLow), axis, step);
+  return { verdict, lead, share };
 }

@@ -76,7 +76,55 @@ def make_cases():
                 ci=0.9,
             )
         cases.append((case, theta, a, b))
+    # Step 7: the same curves with bounds (a generator of their own keeps the cases above).
+    wide = np.random.default_rng(1)
+    for k, (case, theta, a, b) in enumerate(cases):
+        if k % 3 == 2:
+            continue
+        m = theta.size
+        scale = [0.0, 0.05, 0.3, 1.0, 3.0][k % 5] * (
+            1.0 + np.nanmax(np.abs(np.r_[a, b][np.isfinite(np.r_[a, b])]))
+        )
+        # Widths: none at about a fifth of the points (bands that touch a value).
+        w = scale * wide.random((4, m)) * (wide.random((4, m)) < 0.8)
+        case.update(
+            lo_a=_encode(a - w[0]),
+            hi_a=_encode(a + w[1]),
+            lo_b=_encode(b - w[2]),
+            hi_b=_encode(b + w[3]),
+        )
     return cases
+
+
+def _decoded(case, key):
+    return np.array([float(x) for x in case[key]])
+
+
+def bounded(case, theta, a, b, m, rtol=rule.RTOL, atol=rule.ATOL):
+    """Step 7 as compare applies it: verdict, plain verdict, lead, share, crossings."""
+    ba = (_decoded(case, "lo_a"), _decoded(case, "hi_a"))
+    bb = (_decoded(case, "lo_b"), _decoded(case, "hi_b"))
+    axis, step = case["axis"], case["step"]
+    verdict, lead, share = rule.bounds_verdict(
+        theta, a, b, ba, bb, m, axis, step, case["min_share"], case["unit"]
+    )
+    plain = rule.bounds_verdict(
+        theta, a, b, ba, bb, rule.tie_tolerance(a, b), axis, step, 0.0, case["unit"]
+    )[0]
+    s, gap = rule.separation_signs(*ba, *bb)
+    zero = np.zeros_like(gap)
+    return {
+        "separation": s.tolist(),
+        "gap": gap,
+        "verdict": verdict,
+        "plain": plain,
+        "lead": [lead],
+        "minor_share": [share],
+        "share": rule.share_ahead(theta, gap, zero, s, axis, step),
+        "crossings": rule.crossings(theta, gap, zero, s, axis, step)
+        if verdict == "crosses"
+        else [],
+    }
 
 
 def expected(case, theta, a, b):
@@ -92,6 +140,8 @@ def expected(case, theta, a, b):
         theta, a, b, s, m, case["axis"], case["step"], case["min_share"], case["unit"]
     )
     out.update(margins=m, margin_verdict=verdict, lead=[lead], minor_share=[share])
+    if "lo_a" in case:
+        out["bounded"] = bounded(case, theta, a, b, m)
     if "boot_a" in case:
         ba = np.array([[float(x) for x in r] for r in case["boot_a"]])
         bb = np.array([[float(x) for x in r] for r in case["boot_b"]])
@@ -151,7 +201,7 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
         },
     )
     crossing_cases = 0
-    seen = {"dismissed": 0, "confident": set(), "margin_changed": 0}
+    seen = {"dismissed": 0, "confident": set(), "margin_changed": 0, "bounded": set()}
     for (case, theta, a, b), js in zip(cases, got, strict=True):
         want = expected(case, theta, a, b)
         assert js["signs"] == want["signs"]
@@ -163,6 +213,22 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
         assert js["margin_verdict"] == want["margin_verdict"]
         np.testing.assert_allclose(js["lead"], want["lead"], rtol=1e-12)
         np.testing.assert_allclose(js["minor_share"], want["minor_share"], rtol=1e-12)
+        # Point bands (lower = upper = value) are step 5 exactly, in both languages.
+        assert js["point_bounds"]["verdict"] == want["margin_verdict"]
+        np.testing.assert_allclose(js["point_bounds"]["lead"], want["lead"], rtol=1e-12)
+        np.testing.assert_allclose(
+            js["point_bounds"]["minor_share"], want["minor_share"], rtol=1e-12
+        )
+        if "bounded" in want:
+            got, ref = js["bounded"], want["bounded"]
+            assert got["separation"] == ref["separation"]
+            np.testing.assert_allclose(np.array(got["gap"], float), ref["gap"], rtol=1e-12)
+            assert (got["verdict"], got["plain"]) == (ref["verdict"], ref["plain"])
+            np.testing.assert_allclose(got["lead"], ref["lead"], rtol=1e-12)
+            np.testing.assert_allclose(got["minor_share"], ref["minor_share"], rtol=1e-12)
+            assert got["share"] == pytest.approx(ref["share"], rel=1e-12, abs=1e-12)
+            assert got["crossings"] == pytest.approx(ref["crossings"], rel=1e-12, abs=1e-12)
+            seen["bounded"].add(ref["verdict"])
         seen["dismissed"] += bool(np.isfinite(want["lead"][0]))
         seen["margin_changed"] += want["margin_verdict"] != want["verdict"]
         for band in ("pointwise", "simultaneous"):
@@ -179,3 +245,29 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
     assert seen["margin_changed"] >= 5 and seen["dismissed"] >= 5
     assert seen["confident"] >= {"crosses", "uncertain"}
     assert seen["confident"] & {"dominates", "dominated"}
+    # ...and the bounds: every verdict of step 7 occurs.
+    assert seen["bounded"] == set(rule.BOUNDED_VERDICTS), seen["bounded"]
+
+
+def test_point_bounds_are_the_margin_rule():
+    """Step 7 with lower = upper = value is step 5 (exact values keep their verdicts),
+    and with the tie tolerance as margin and no minimum share it is step 2."""
+    for case, theta, a, b in make_cases():
+        s = rule.signs(a, b)
+        m = rule.margins(a, b, case["unit"], case["margin"], case["n"])
+        args = (theta, a, b, (a, a), (b, b))
+        want = rule.margin_verdict(
+            theta, a, b, s, m, case["axis"], case["step"], case["min_share"], case["unit"]
+        )
+        got = rule.bounds_verdict(
+            *args, m, case["axis"], case["step"], case["min_share"], case["unit"]
+        )
+        assert got[0] == want[0]
+        np.testing.assert_array_equal(got[1:], want[1:])
+        tol = rule.tie_tolerance(a, b)
+        plain = rule.bounds_verdict(*args, tol, case["axis"], case["step"], 0.0, case["unit"])
+        assert plain[0] == rule.verdict_of(s)
+        sep, gap = rule.separation_signs(a, a, b, b)
+        np.testing.assert_array_equal(sep, s)
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(gap[s != 0], (a - b)[s != 0])

@@ -24,6 +24,22 @@ const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
   const reading = rule.marginVerdict(theta, a, b, s, m, c.axis, c.step, c.min_share, c.unit);
   Object.assign(result, { margins: Array.from(m), margin_verdict: reading.verdict,
     lead: [reading.lead], minor_share: [reading.share] });
+  const point = rule.boundsVerdict(theta, a, b, [a, a], [b, b], m, c.axis, c.step, c.min_share, c.unit);
+  result.point_bounds = { verdict: point.verdict, lead: [point.lead], minor_share: [point.share] };
+  if (c.lo_a) {
+    const ba = [arr(c.lo_a), arr(c.hi_a)];
+    const bb = [arr(c.lo_b), arr(c.hi_b)];
+    const r = rule.boundsVerdict(theta, a, b, ba, bb, m, c.axis, c.step, c.min_share, c.unit);
+    const plain = rule.boundsVerdict(theta, a, b, ba, bb, rule.tieTolerance(a, b), c.axis, c.step, 0,
+      c.unit);
+    const { s: sep, gap } = rule.separationSigns(ba[0], ba[1], bb[0], bb[1]);
+    const zero = new Float64Array(gap.length);
+    result.bounded = {
+      separation: Array.from(sep), gap: Array.from(gap), verdict: r.verdict, plain: plain.verdict,
+      lead: [r.lead], minor_share: [r.share], share: rule.shareAhead(theta, gap, zero, sep, c.axis, c.step),
+      crossings: r.verdict === "crosses" ? rule.crossings(theta, gap, zero, sep, c.axis, c.step) : [],
+    };
+  }
   if (c.boot_a) {
     const ca = rule.centredReplicates(c.boot_a.map(arr), a, c.scale_a, c.cap);
     const cb = rule.centredReplicates(c.boot_b.map(arr), b, c.scale_b, c.cap);

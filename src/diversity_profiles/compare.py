@@ -221,8 +221,18 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                         theta, a, b, bi, bj, tol, axis, step, 0.0, family.margin_unit, rtol, atol
                     )[0]
                     verdicts[i, j, f], lead, share = rule.bounds_verdict(
-                        theta, a, b, bi, bj, m, axis, step, min_share, family.margin_unit,
-                        rtol, atol,
+                        theta,
+                        a,
+                        b,
+                        bi,
+                        bj,
+                        m,
+                        axis,
+                        step,
+                        min_share,
+                        family.margin_unit,
+                        rtol,
+                        atol,
                     )
                 minor[:, i, j, f] = lead, share
                 if centred is not None:

@@ -83,7 +83,8 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
    ``share_ahead`` and the crossings (step 3, for ``"crosses"``) use the separation
    signs: +1 where ``lo_a > hi_b`` beyond the tie tolerance, -1 where ``hi_a < lo_b``,
    0 where the bands overlap, with the separating gap as the difference. The
-   dismissed side of a dominance reports its largest *possible* lead (``hi - lo``).
+   dismissed side of a dominance reports its largest *possible* lead (``hi - lo``,
+   relative to the largest value or bound involved).
 """
 
 from __future__ import annotations
@@ -518,10 +519,12 @@ def bounds_verdict(
     plain = s_high if side == 1 else s_low
     if side is None or not (plain == side).any():
         return verdict, float("nan"), float("nan")
+    ahead_end, behind_end = (hi_a, lo_b) if side > 0 else (hi_b, lo_a)
     with np.errstate(invalid="ignore"):
-        gap = (hi_a - lo_b) if side > 0 else (hi_b - lo_a)
-        if unit != "n":
-            gap = gap / np.maximum(np.abs(a), np.abs(b))
+        gap = ahead_end - behind_end
+        if unit != "n":  # relative to the largest value or bound involved
+            scale = np.maximum(np.maximum(np.abs(a), np.abs(b)), np.abs(ahead_end))
+            gap = gap / np.maximum(scale, np.abs(behind_end))
     lead = float(np.max(gap[plain == side]))
     share = (
         share_ahead(theta, hi_a, lo_b, s_high, axis, step)
