@@ -16,6 +16,7 @@ const STYLE = `
 .dp-explorer .dp-matrix td { padding: 1px 6px; text-align: center; }
 .dp-explorer .dp-matrix td[data-verdict="dominates"] { color: #009E73; font-weight: bold; }
 .dp-explorer .dp-matrix td[data-verdict="dominated"] { color: #D55E00; }
+.dp-explorer .dp-matrix td[data-verdict="bounds overlap"] { color: #777; font-style: italic; }
 .dp-explorer .dp-summary { white-space: pre-wrap; margin-top: 8px; }
 .dp-explorer .dp-sets button { border: 2px solid; border-radius: 12px; background: #fff; margin: 0 4px 6px 0; }
 .dp-explorer .dp-status { color: #0072B2; min-height: 1.2em; }
@@ -30,6 +31,11 @@ export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>
     `Margins (leads within them, or on less than ${Math.round(ctx.minShare * 100)}% of the ` +
     `domain, are negligible): ${spec.families.map((f) => `${f.name} ${marginText(f)}`).join(", ")}.`,
   ];
+  const bounded = spec.families.filter((f) => f.method && f.method !== "exact");
+  if (bounded.length) {
+    lines.push(`Large-n values (${bounded.map((f) => `${f.name}: ${f.method}`).join(", ")}): a ` +
+      "verdict there holds only where the bounds separate; elsewhere it says the bounds overlap.");
+  }
   const banded = spec.families.some((f) => results.get(f.name)?.some((p) => p.confident !== "no band"));
   if (!banded) {
     lines.push("No verdict here holds with confidence: the profiles have no replicates " +
@@ -49,6 +55,7 @@ export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>
             ", within the margin)" : "";
         if (pair.verdict === "dominates") parts.push(`${sets[a]} ≻ ${sets[b]} in ${fam.name}${within}`);
         else if (pair.verdict === "dominated") parts.push(`${sets[b]} ≻ ${sets[a]} in ${fam.name}${within}`);
+        else if (pair.verdict === "bounds overlap") parts.push(`bounds overlap in ${fam.name}`);
         else if (pair.verdict === "crosses") {
           const symbol = SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter;
           const at = pair.crossings.map((x) => `${symbol} ≈ ${Number(x.toPrecision(3))}`).join(", ");

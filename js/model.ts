@@ -43,8 +43,10 @@ export function readFamily(buffer: DataView, fam: FamilySpec, nSets: number) {
       floats.subarray(fam.boot! + (k * reps + r) * fam.n, fam.boot! + (k * reps + r + 1) * fam.n)));
   const curves = [];
   for (let k = 0; k < nSets; k++) {
+    const lo = row(fam.bounds_lower ?? null, k);
+    const hi = row(fam.bounds_upper ?? null, k);
     curves.push({ values: row(fam.values, k)!, lower: row(fam.lower, k), upper: row(fam.upper, k),
-      boot: boot(k) });
+      boot: boot(k), bounds: lo && hi ? [lo, hi] as [Float64Array, Float64Array] : null });
   }
   return { grid, curves };
 }

@@ -4,14 +4,16 @@ import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
 import type { ExplorerSpec, FamilySpec } from "./model";
 import {
-  bandOfDifference, centredReplicates, confidentVerdict, crossings, MARGIN, margins, marginVerdict,
-  MIN_SHARE, shareAhead, signs, subsampleScale, verdictOf, type ConfidentVerdict, type Verdict,
+  bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, MARGIN, margins,
+  marginVerdict, MIN_SHARE, separationSigns, shareAhead, signs, subsampleScale, tieTolerance,
+  verdictOf, type BoundedVerdict, type ConfidentVerdict,
 } from "./verdict";
 
 // Okabe–Ito: distinguishable with the common colour-vision deficiencies (as plotting.py).
 export const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
   "#CC79A7", "#000000"];
-const SYMBOL: Record<Verdict, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×" };
+const SYMBOL: Record<BoundedVerdict, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×",
+  "bounds overlap": "≬" };
 export const SYMBOL_OF: Record<string, string> = { q: "q", t: "t", tau: "τ", s: "s" };
 const AXIS_NAME: Record<string, string> = { q: "order q", t: "scale t", tau: "threshold τ", s: "exponent s" };
 
@@ -20,12 +22,13 @@ export interface Curve {
   lower: Float64Array | null;
   upper: Float64Array | null;
   boot?: Float64Array[] | null; // half-sample replicates on the full grid
+  bounds?: [Float64Array, Float64Array] | null; // large-n bounds the verdicts use (step 7)
 }
 
 export interface PairResult {
   a: number; b: number;
-  verdict: Verdict; // with the margin (what compare's ``verdict`` says)
-  plain: Verdict; // without it
+  verdict: BoundedVerdict; // with the margin (what compare's ``verdict`` says)
+  plain: BoundedVerdict; // without it
   lead: number; // the dismissed side's largest lead (samples, or relative); NaN if none
   minorShare: number;
   confident: ConfidentVerdict | "no band"; // over this domain, simultaneous band
@@ -70,10 +73,29 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
       if (a === b) continue;
       const va = curves[a].values.subarray(lo, hi + 1);
       const vb = curves[b].values.subarray(lo, hi + 1);
-      const s = signs(va, vb);
       const nPair = Math.min(rule.n[a], rule.n[b]);
       const m = margins(va, vb, unit, margin, Number.isFinite(nPair) ? nPair : 0);
-      const reading = marginVerdict(theta, va, vb, s, m, axis, fam.step, rule.minShare, unit);
+      const ba = curves[a].bounds;
+      const bb = curves[b].bounds;
+      let s = signs(va, vb);
+      let da: Float64Array = va;
+      let db: Float64Array = vb;
+      let reading: { verdict: BoundedVerdict; lead: number; share: number };
+      let plain: BoundedVerdict;
+      if (ba && bb) { // step 7: only where the bounds separate
+        const cut = (x: Float64Array) => x.subarray(lo, hi + 1);
+        const [la, ha, lb, hb] = [cut(ba[0]), cut(ba[1]), cut(bb[0]), cut(bb[1])];
+        const separated = separationSigns(la, ha, lb, hb);
+        s = separated.s;
+        da = separated.gap;
+        db = new Float64Array(da.length);
+        reading = boundsVerdict(theta, va, vb, [la, ha], [lb, hb], m, axis, fam.step, rule.minShare, unit);
+        plain = boundsVerdict(theta, va, vb, [la, ha], [lb, hb], tieTolerance(va, vb), axis, fam.step,
+          0, unit).verdict;
+      } else {
+        reading = marginVerdict(theta, va, vb, s, m, axis, fam.step, rule.minShare, unit);
+        plain = verdictOf(s);
+      }
       let confident: PairResult["confident"] = "no band";
       if (centred) {
         const [lower, upper] = bandOfDifference(va, vb,
@@ -82,10 +104,10 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
         confident = confidentVerdict(theta, lower, upper, m, axis, fam.step, rule.minShare);
       }
       out.push({
-        a, b, verdict: reading.verdict, plain: verdictOf(s), lead: reading.lead,
+        a, b, verdict: reading.verdict, plain, lead: reading.lead,
         minorShare: reading.share, confident,
-        crossings: reading.verdict === "crosses" ? crossings(theta, va, vb, s, axis, fam.step) : [],
-        share: fam.parameter === null ? (s[0] > 0 ? 1 : 0) : shareAhead(theta, va, vb, s, axis, fam.step),
+        crossings: reading.verdict === "crosses" ? crossings(theta, da, db, s, axis, fam.step) : [],
+        share: fam.parameter === null ? (s[0] > 0 ? 1 : 0) : shareAhead(theta, da, db, s, axis, fam.step),
       });
     }
   }
@@ -348,8 +370,10 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
               ? `; ${sets[pair.verdict === "dominates" ? b : a]} ahead by ${leadText(fam, pair.lead)}` +
                 (fam.parameter === null ? "" : ` on ${Math.round(pair.minorShare * 100)}% of the domain`) +
                 " is within the margin" : "";
-            const sure = pair.confident === "no band" ? "; no confidence band"
-              : `; with confidence over this domain: ${pair.confident}`;
+            const sure = (pair.confident === "no band" ? "; no confidence band"
+              : `; with confidence over this domain: ${pair.confident}`) +
+              (fam.method && fam.method !== "exact"
+                ? `; values are ${fam.method}: a verdict holds only where the bounds separate` : "");
             cell.title = `${sets[a]} vs ${sets[b]}: ${pair.verdict}` + (pair.crossings.length
               ? ` at ${fam.parameter} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + sure;
           }

@@ -31,6 +31,12 @@ export interface FamilySpec {
   /** offset of the replicates (set, replicate, grid) row-major, if any */
   boot?: number | null;
   n_boot?: number;
+  /** how the values were obtained (large-n methods give bounds) */
+  method?: "exact" | "certified bounds" | "estimate \u00b1 error";
+  /** offset of the (set, grid) lower bounds the verdicts use (verdict.ts, step 7), if any */
+  bounds_lower?: number | null;
+  /** offset of the upper bounds the verdicts use, if any */
+  bounds_upper?: number | null;
 }
 
 export interface ExplorerSpec {

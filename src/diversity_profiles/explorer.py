@@ -17,6 +17,7 @@ import traitlets
 import xarray as xr
 
 from .accessor import band_of, conditions_of
+from .compare import bounds_of
 from .families import FAMILIES
 from .verdict import MIN_SHARE
 
@@ -54,6 +55,20 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         grid = ds[fam.parameter].values if fam.parameter else np.zeros(1)
         values = values.reshape(len(sets), grid.size)
         lower, upper = band_of(ds, name)
+        bounds = bounds_of(ds, name)  # what the verdicts use (verdict.py, step 7)
+        band = [
+            None if x is None else np.asarray(x.values).reshape(values.shape)
+            for x in (lower, upper)
+        ]
+        at = [None if x is None else put(x) for x in band]
+        bound_at = [
+            None
+            if bounds is None
+            else at[k]
+            if band[k] is not None and np.array_equal(band[k], bounds[k])
+            else put(bounds[k])
+            for k in (0, 1)
+        ]
         # Replicates (set, replicate, grid) let the view compute simultaneous bands for the
         # domain the user narrows to, by the rule of compare (verdict.py, step 6).
         boot = ds[f"{name}_boot"] if f"{name}_boot" in ds else None
@@ -68,12 +83,11 @@ def pack_condition(ds) -> tuple[dict, bytes]:
                 "n": int(grid.size),
                 "grid": put(grid),
                 "values": put(values),
-                "lower": None
-                if lower is None
-                else put(np.asarray(lower.values).reshape(values.shape)),
-                "upper": None
-                if upper is None
-                else put(np.asarray(upper.values).reshape(values.shape)),
+                "lower": at[0],
+                "upper": at[1],
+                "method": str(ds[name].attrs.get("method", "exact")),
+                "bounds_lower": bound_at[0],
+                "bounds_upper": bound_at[1],
                 "margin_unit": fam.margin_unit,
                 "margin": fam.margin,
                 "boot": None
