@@ -166,8 +166,17 @@ def test_large_tree_verdicts_hold_only_where_the_bounds_separate(large_tree):
                 seen.add(verdict)
                 surely_ahead = lo[i] > hi[j]
                 overlap = (lo[i] <= hi[j]) & (lo[j] <= hi[i])
-                if verdict == "dominates":  # separated on (almost) the whole grid
-                    assert surely_ahead.mean() >= 0.9, (family, a, b)
+                values = ds[family].values
+                margin = (
+                    np.full(lo[i].shape, 3.0)  # 1% of n = 300 samples
+                    if family == "circles"
+                    else 0.01 * np.maximum(abs(values[i]), abs(values[j]))
+                )
+                if verdict == "dominates":
+                    # Surely ahead beyond the margin somewhere; B possibly ahead beyond it
+                    # at no more than one grid point of the 12.
+                    assert (lo[i] - hi[j] > margin).any(), (family, a, b)
+                    assert (hi[j] - lo[i] > margin).sum() <= 1, (family, a, b)
                 if verdict == "bounds overlap":
                     assert overlap.any(), (family, a, b)
                 if verdict == "crosses":
