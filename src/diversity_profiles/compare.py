@@ -348,7 +348,9 @@ def compare(
     Returns
     -------
     xarray.DataTree
-        The same condition paths; each node has ``verdict`` (with the margin),
+        The same condition paths; each node has ``verdict`` (with the margin;
+        "bounds overlap" where a family's large-n bounds cannot order the pair,
+        ``verdict.py`` step 7, its ``method_<family>`` attribute saying which were bounded),
         ``verdict_plain`` (without), ``minor_lead`` / ``minor_share`` (the dismissed
         side of a dominance), ``verdict_ci``, ``crossings`` (NaN-padded along
         ``crossing``), ``n_crossings`` and ``share_ahead`` on ``(set_a, set_b,
