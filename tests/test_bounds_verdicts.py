@@ -263,3 +263,19 @@ def test_large_tree_in_the_explorer_and_the_report(large_tree, tmp_path):
         assert _matrices(page, "#explorer") == _expected(full)
         assert "bounds overlap in vendi" in page.locator("pre.dp-summary-text").inner_text()
         browser.close()
+
+
+def test_extending_a_large_family_keeps_its_bounds(large_tree):
+    tree = large_tree.copy(deep=True)
+    explorer = ProfileExplorer(tree)
+    explorer.extend("energy", "high", points=2)
+    ds = tree["gauss/euclidean"].to_dataset()
+    new = ds.s.values[-2:]
+    assert ds.s.size == large_tree["gauss/euclidean"].s.size + 2
+    lower = ds.energy_lower.sel(s=new).values
+    upper = ds.energy_upper.sel(s=new).values
+    value = ds.energy.sel(s=new).values
+    assert np.isfinite(lower).all() and np.isfinite(upper).all()
+    assert (lower <= value).all() and (value <= upper).all()
+    fam = next(f for f in explorer.spec["families"] if f["name"] == "energy")
+    assert fam["method"] == "certified bounds" and fam["bounds_upper"] is not None

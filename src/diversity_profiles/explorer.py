@@ -257,13 +257,17 @@ class ProfileExplorer(anywidget.AnyWidget):
         new = grid[-1] * step**k if side == "high" else np.sort(grid[0] / step**k)
         self.status = f"computing {family} at {points} more {fam.parameter} values…"
         try:
-            values = np.stack([fam.evaluate(cond, item, new)[family][0] for item in cond.sets])
+            results = [fam.evaluate(cond, item, new) for item in cond.sets]
             # Every variable on this axis (bands, replicates) gets NaN at the new points;
-            # the family itself gets its values there.
+            # the family itself and its large-n bounds get their values there.
             grown = ds.reindex({fam.parameter: np.union1d(grid, new)})
-            filled = grown[family].values.copy()
-            filled[:, np.searchsorted(grown[fam.parameter].values, new)] = values
-            grown[family] = (ds[family].dims, filled, ds[family].attrs)
+            at = np.searchsorted(grown[fam.parameter].values, new)
+            for var in results[0]:
+                if var not in ds or ds[var].dims != ds[family].dims:
+                    continue
+                filled = grown[var].values.copy()
+                filled[:, at] = np.stack([np.asarray(r[var][0]) for r in results])
+                grown[var] = (ds[var].dims, filled, ds[var].attrs)
             grown[fam.parameter].attrs = ds[fam.parameter].attrs | {
                 "domain": ds[fam.parameter].attrs.get("domain", "") + f"; extended {side}"
             }
