@@ -1,14 +1,39 @@
 // The browser's verdict rule on curves with known answers (closed forms).
 import { describe, expect, it } from "vitest";
 import {
-  bandOfDifference, centredReplicates, confidentVerdict, crossings, margins, marginVerdict, shareAhead,
-  signs, verdictOf,
+  bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, margins, marginVerdict,
+  separationSigns, shareAhead, signs, verdictOf,
 } from "../verdict";
 
 const geomspace = (a: number, b: number, n: number) =>
   Float64Array.from({ length: n }, (_, k) => a * (b / a) ** (k / (n - 1)));
 
 describe("verdict rule", () => {
+  it("bounds: dominates only where they separate, else 'bounds overlap' (step 7)", () => {
+    const t = geomspace(0.1, 10, 41);
+    const a = t.map((x) => 10 + x);
+    const b = t.map((x) => 9 + x);
+    const m = margins(a, b, "relative", 0.01, 0);
+    const band = (v: Float64Array, w: number): [Float64Array, Float64Array] =>
+      [v.map((x) => x - w), v.map((x) => x + w)];
+    expect(boundsVerdict(t, a, b, band(a, 0), band(b, 0), m, "log", false).verdict).toBe("dominates");
+    expect(boundsVerdict(t, a, b, band(a, 0.3), band(b, 0.3), m, "log", false).verdict).toBe("dominates");
+    expect(boundsVerdict(t, a, b, band(a, 0.8), band(b, 0.8), m, "log", false).verdict)
+      .toBe("bounds overlap");
+    // Crossing curves: separated on both sides of t = 1, overlapping between.
+    const up = t.map((x) => 15 + 3 * Math.log(x));
+    const down = t.map((x) => 15 - 3 * Math.log(x));
+    const mc = margins(up, down, "relative", 0.01, 0);
+    const [la, ha] = band(up, 0.5);
+    const [lb, hb] = band(down, 0.5);
+    expect(boundsVerdict(t, up, down, [la, ha], [lb, hb], mc, "log", false).verdict).toBe("crosses");
+    const { s, gap } = separationSigns(la, ha, lb, hb);
+    expect(crossings(t, gap, new Float64Array(gap.length), s, "log", false)).toHaveLength(1);
+    expect(crossings(t, gap, new Float64Array(gap.length), s, "log", false)[0]).toBeCloseTo(1, 9);
+    expect(boundsVerdict(t, up, down, band(up, 10), band(down, 10), mc, "log", false).verdict)
+      .toBe("bounds overlap");
+  });
+
   it("a shifted copy dominates and equal curves tie", () => {
     const q = geomspace(0.1, 10, 41);
     const base = q.map((x) => 5 / (1 + x));
