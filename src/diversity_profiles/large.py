@@ -206,7 +206,7 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
 
     mod = large_module(family)
     fn = getattr(mod, f"{family}_large", None)
-    if fn is None:
+    if fn is None or item.embeddings is None:  # the iterative modules work from embeddings
         return None
     options = {
         "distance": item.distance,
@@ -233,7 +233,7 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
 
 
 def vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> dict:
-    if cond.kernel == "gaussian":
+    if cond.kernel == "gaussian" and item.distance == "euclidean":  # vendi_large's kernel
         b = _call_large(cond, "vendi", item, qs, bandwidth=cond.gaussian_bandwidth())
         if b is not None:
             return _result("vendi", b)
@@ -271,7 +271,9 @@ def magnitude_lower_bound(h, n: int, ts: np.ndarray) -> np.ndarray:
 
 
 def circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> dict:
-    b = _call_large(cond, "circles", item, taus)
+    b = None
+    if item.distance in ("euclidean", "cosine"):  # circles_large's distances
+        b = _call_large(cond, "circles", item, taus)
     if b is not None:
         out = _result("circles", b, lower_name="circles")
         out["circles_upper"] = (np.asarray(b.upper, dtype=np.int64), out["circles_upper"][1])
