@@ -4,7 +4,7 @@
 // Every label is user data and is written with textContent, never as HTML.
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
 import {
-  centredOf, comparePairs, createPanel, leadText, marginText, PALETTE, ruleContext, SYMBOL_OF,
+  centredOf, comparePairs, createPanel, leadText, marginText, PALETTE, ruleContext, symbolOf,
   type Panel, type PairResult,
 } from "./panel";
 
@@ -50,7 +50,7 @@ export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>
         if (pair.verdict === "dominates") parts.push(`${sets[a]} ≻ ${sets[b]} in ${fam.name}${within}`);
         else if (pair.verdict === "dominated") parts.push(`${sets[b]} ≻ ${sets[a]} in ${fam.name}${within}`);
         else if (pair.verdict === "crosses") {
-          const symbol = SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter;
+          const symbol = symbolOf(fam);
           const at = pair.crossings.map((x) => `${symbol} ≈ ${Number(x.toPrecision(3))}`).join(", ");
           parts.push(`cross in ${fam.name} at ${at}`);
         }

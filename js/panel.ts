@@ -12,8 +12,8 @@ import {
 export const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
   "#CC79A7", "#000000"];
 const SYMBOL: Record<Verdict, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×" };
-export const SYMBOL_OF: Record<string, string> = { q: "q", t: "t", tau: "τ", s: "s" };
-const AXIS_NAME: Record<string, string> = { q: "order q", t: "scale t", tau: "threshold τ", s: "exponent s" };
+/** How a family's parameter is written in text (from the registry; the dimension name if absent). */
+export const symbolOf = (fam: FamilySpec): string => fam.symbol || (fam.parameter ?? "");
 
 export interface Curve {
   values: Float64Array;
@@ -111,7 +111,7 @@ export function leadText(fam: FamilySpec, lead: number): string {
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
                    domain: object[]): VisualizationSpec {
   const x = {
-    field: "x", type: "quantitative", title: `${AXIS_NAME[fam.parameter!] ?? fam.parameter}` +
+    field: "x", type: "quantitative", title: `${fam.axis_title || fam.parameter}` +
       (fam.axis === "log" ? " (log)" : ""),
     scale: fam.axis === "log" ? { type: "log" as const } : { zero: false },
   } as const;
@@ -227,8 +227,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     return input;
   });
   sliders.append(label);
-  // Log-scaled families with open ends can grow: Python computes more points (kernel needed).
-  if (fam.axis === "log" && fam.name !== "vendi") {
+  // Families the registry marks extendable can grow: Python computes more points (kernel needed).
+  if (fam.extendable) {
     for (const side of ["low", "high"] as const) {
       const button = document.createElement("button");
       button.type = "button";
@@ -254,7 +254,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     return loX === null || hiX === null ? [] : [{ lo: loX, hi: hiX }];
   }
   function showRange() {
-    label.textContent = `${SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
+    label.textContent = `${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
     if (view) {
       view.data("domain", domainRow());
       view.runAsync();

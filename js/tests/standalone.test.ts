@@ -15,7 +15,8 @@ function payload(): StandalonePayload {
   const spec = (condition: string): ExplorerSpec => ({
     condition, representation: condition, distance: "d", sets: ["A", "B"],
     families: [{ name: "magnitude", parameter: "t", axis: "log", step: false,
-      long_name: "magnitude", n: 9, grid: 0, values: 9, lower: null, upper: null }],
+      long_name: "magnitude", integer: false, symbol: "t", axis_title: "scale t",
+      extendable: false, band: null, n: 9, grid: 0, values: 9, lower: null, upper: null }],
   });
   return {
     version: 1,

@@ -29,6 +29,7 @@ from .energy import CoincidentPointsWarning, energy
 from .explain import explain
 from .families import FAMILIES
 from .magnitude import magnitude
+from .profiler import Profiler
 from .profiles import merge, profiles
 from .representation import Representation
 from .scalefree import average_distance, richness
@@ -36,6 +37,7 @@ from .storage import open_profiles
 from .vendi import vendi_score, vendi_score_dual
 
 __all__ = [
+    "Profiler",
     "FAMILIES",
     "CoincidentPointsWarning",
     "ProfileExplorer",

@@ -306,7 +306,7 @@ def compare(
     """
     import xarray as xr
 
-    from .accessor import conditions_of
+    from .layout import conditions_of
 
     if not isinstance(tree, xr.DataTree):
         raise TypeError(f"{FUNC} takes a DataTree from dp.profiles. Got {type(tree).__name__}.")

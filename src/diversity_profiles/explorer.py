@@ -16,7 +16,7 @@ import numpy as np
 import traitlets
 import xarray as xr
 
-from .accessor import band_of, conditions_of
+from .layout import band_kind, band_of, conditions_of
 from .families import FAMILIES
 from .verdict import MIN_SHARE
 
@@ -25,8 +25,13 @@ _BUNDLE = Path(__file__).parent / "static" / "widget.js"
 MIME_TYPE = "application/vnd.diversity-profiles.explorer+json"
 
 
-def pack_condition(ds) -> tuple[dict, bytes]:
-    """The ``spec`` and ``curves`` traits for one condition's Dataset."""
+def pack_condition(ds, can_extend: bool = False) -> tuple[dict, bytes]:
+    """The ``spec`` and ``curves`` traits for one condition's Dataset.
+
+    Each family carries the registry's display facts (symbol, axis title, band
+    kind, ...), so the JavaScript names no family. ``can_extend``: a profiler
+    stands behind the view, so extendable families may grow their grid.
+    """
     sets = [str(s) for s in ds["set"].values]
     chunks: list[np.ndarray] = []
     offset = 0
@@ -60,11 +65,9 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         n_boot = 0 if boot is None else int(boot.sizes["boot"])
         families.append(
             {
-                "name": name,
-                "parameter": fam.parameter,
-                "axis": fam.axis,
-                "step": fam.step,
-                "long_name": fam.long_name,
+                **fam.display(),
+                "extendable": bool(can_extend and fam.extendable),
+                "band": band_kind(ds, name),
                 "n": int(grid.size),
                 "grid": put(grid),
                 "values": put(values),
@@ -74,8 +77,6 @@ def pack_condition(ds) -> tuple[dict, bytes]:
                 "upper": None
                 if upper is None
                 else put(np.asarray(upper.values).reshape(values.shape)),
-                "margin_unit": fam.margin_unit,
-                "margin": fam.margin,
                 "boot": None
                 if boot is None
                 else put(np.asarray(boot.values).reshape(len(sets), n_boot, grid.size)),
@@ -121,6 +122,10 @@ class ProfileExplorer(anywidget.AnyWidget):
         A result of :func:`diversity_profiles.profiles`.
     condition : str, optional
         Which condition to show; the first one by default.
+    profiler : Profiler, optional
+        The :class:`~diversity_profiles.Profiler` that computed ``tree``. With it the
+        view offers "more ▶" buttons that compute more grid points of extendable
+        families from its prepared matrices; without it they are hidden.
 
     Attributes
     ----------
@@ -143,7 +148,7 @@ class ProfileExplorer(anywidget.AnyWidget):
     #: What Python is computing right now (shown in the view); empty when idle.
     status = traitlets.Unicode().tag(sync=True)
 
-    def __init__(self, tree, condition: str | None = None, **kwargs) -> None:
+    def __init__(self, tree, condition: str | None = None, profiler=None, **kwargs) -> None:
         if not _BUNDLE.exists():
             raise FileNotFoundError(
                 f"The explorer's JavaScript bundle is missing ({_BUNDLE}). Reinstall the package "
@@ -158,7 +163,8 @@ class ProfileExplorer(anywidget.AnyWidget):
                 f"Got {condition!r}."
             )
         self._tree = tree
-        spec, curves = pack_condition(tree[condition].to_dataset())
+        self._profiler = profiler
+        spec, curves = pack_condition(tree[condition].to_dataset(), self._can_extend(condition))
         super().__init__(spec=spec, curves=curves, condition=condition, conditions=paths, **kwargs)
 
     @traitlets.validate("condition")
@@ -174,7 +180,9 @@ class ProfileExplorer(anywidget.AnyWidget):
         """Another condition was chosen (in the view or here): send its curves."""
         if not hasattr(self, "_tree"):
             return
-        spec, curves = pack_condition(self._tree[change["new"]].to_dataset())
+        spec, curves = pack_condition(
+            self._tree[change["new"]].to_dataset(), self._can_extend(change["new"])
+        )
         with self.hold_sync():
             self.domains = {}
             self.spec, self.curves = spec, curves
@@ -217,50 +225,42 @@ class ProfileExplorer(anywidget.AnyWidget):
     def extend(self, family: str, side: str = "high", points: int = 10) -> None:
         """Compute ``points`` more grid points beyond one end of a family's domain.
 
-        Uses the distance matrices that :func:`profiles` prepared in this process (no
-        feature or distance is recomputed), adds the points to the tree and to the
-        view, and widens ``domains[family]`` to include them. Only log-scaled families
-        with an open end can grow (magnitude's scale t, energy's exponent s).
+        Needs the :class:`~diversity_profiles.Profiler` the explorer was given (its
+        prepared matrices; nothing is recomputed). The explorer's :attr:`tree` becomes
+        the extended tree (the tree you passed in is left unchanged), the view gets
+        the new points, and ``domains[family]`` widens to include them.
         """
-        from .profiles import recall
-
-        ds = self._tree[self.condition].to_dataset()
         fam = FAMILIES.get(family)
-        if fam is None or family not in ds or fam.axis != "log" or family == "vendi":
-            self.status = f"{family!r} cannot be extended: only magnitude and energy can."
+        if fam is None or not fam.extendable:
+            names = [name for name, f in FAMILIES.items() if f.extendable]
+            self.status = f"{family!r} cannot be extended: only {', '.join(names)} can."
             return
-        cond = recall(ds.attrs.get("session_key"))
-        if cond is None:
+        if not self._can_extend(self.condition):
             self.status = (
-                "The matrices behind these profiles are not in memory (loaded from a file, or "
-                "computed too long ago in this session); recompute them with dp.profiles to "
-                "extend a domain."
+                "No profiler stands behind this view, so its matrices are not in memory: pass "
+                "ProfileExplorer(tree, profiler=profiler) with the dp.Profiler that computed "
+                "the tree to extend a domain."
             )
             return
-        grid = ds[fam.parameter].values
-        step = grid[-1] / grid[-2] if side == "high" else grid[1] / grid[0]
-        k = np.arange(1, points + 1)
-        new = grid[-1] * step**k if side == "high" else np.sort(grid[0] / step**k)
         self.status = f"computing {family} at {points} more {fam.parameter} values…"
         try:
-            values = np.stack([fam.evaluate(cond, item, new)[family][0] for item in cond.sets])
-            # Every variable on this axis (bands, replicates) gets NaN at the new points;
-            # the family itself gets its values there.
-            grown = ds.reindex({fam.parameter: np.union1d(grid, new)})
-            filled = grown[family].values.copy()
-            filled[:, np.searchsorted(grown[fam.parameter].values, new)] = values
-            grown[family] = (ds[family].dims, filled, ds[family].attrs)
-            grown[fam.parameter].attrs = ds[fam.parameter].attrs | {
-                "domain": ds[fam.parameter].attrs.get("domain", "") + f"; extended {side}"
-            }
-            self._tree[self.condition] = xr.DataTree(grown)
-            spec, curves = pack_condition(grown)
+            self._tree = self._profiler.extend(self._tree, family, side, points)
+            grown = self._tree[self.condition].to_dataset()
+            spec, curves = pack_condition(grown, can_extend=True)
             domains = dict(self.domains)
             domains[family] = [float(grown[fam.parameter].min()), float(grown[fam.parameter].max())]
             with self.hold_sync():
                 self.spec, self.curves, self.domains = spec, curves, domains
         finally:
             self.status = ""
+
+    @property
+    def tree(self):
+        """The tree shown (after :meth:`extend`, the extended one)."""
+        return self._tree
+
+    def _can_extend(self, condition: str) -> bool:
+        return self._profiler is not None and self._profiler.holds(self._tree, condition)
 
 
 def static_fallbacks(tree, condition: str | None = None) -> dict:

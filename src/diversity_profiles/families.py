@@ -1,8 +1,14 @@
 """The registry of diversity families known to :func:`profiles`.
 
-Each entry says which parameter the family sweeps, on which axis it is read,
-how its default domain follows the data, and how to evaluate it on a grid from a
-prepared set. The numerics live in the family modules; this file only adapts.
+Each entry is the single source of truth for a family: which parameter it sweeps
+and how that is written (symbol, axis title), the parameter's bounds and scale,
+how its default domain follows the data, whether it is resampled, extendable,
+integer-valued, which band it carries (bootstrap, or certified bounds), and how
+to evaluate it on a grid from a prepared set. Every other module (profiles,
+resampling, the explorer and its JavaScript, plots, summaries, reports) reads
+these facts instead of branching on family names. The numerics live in the
+family modules; this file only adapts. Adding a family is one entry here plus its
+own module.
 """
 
 from __future__ import annotations
@@ -32,6 +38,42 @@ class Family:
     #: of the smaller set's size for counts ("n"), of the larger value otherwise.
     margin_unit: str = "relative"
     margin: float = 0.01
+    symbol: str = ""  # how the parameter is written in text ("q", "τ")
+    axis_title: str = ""  # the parameter axis of a chart ("order q")
+    #: Bounds of a user's parameter values: always >= 0; 0 excluded when low_open, ∞
+    #: accepted when allow_inf.
+    low_open: bool = False
+    allow_inf: bool = False
+    #: More grid points can be computed beyond either end (an open log axis; not when
+    #: the grid ends at ∞).
+    extendable: bool = False
+    #: Variables holding certified (lower, upper) bounds, drawn as the band when no
+    #: bootstrap band exists; None when the family's value is exact.
+    bounds: tuple[str, str] | None = None
+    bootstrapped: bool = True  # replicates (bands, common_n means) are computed for it
+    uses_kernel: bool = False  # reads the condition's similarity: kernel/bandwidth recorded
+    #: Replicates slice each set's distance matrix (formed once before resampling).
+    slices_distances: bool = False
+    #: Landmark parameter values shown by the text demo; quartiles of the grid if empty.
+    landmarks: tuple[float, ...] = ()
+    default: bool = True  # computed when profiles() is called without families=
+    integer: bool = False  # integer-valued (counts), shown without decimals
+
+    def display(self) -> dict:
+        """The facts a view needs (sent to the browser so js/ holds no family names)."""
+        return {
+            "name": self.name,
+            "parameter": self.parameter,
+            "axis": self.axis,
+            "step": self.step,
+            "integer": self.integer,
+            "long_name": self.long_name,
+            "symbol": self.symbol or (self.parameter or ""),
+            "axis_title": self.axis_title or (self.parameter or ""),
+            "extendable": self.extendable,
+            "margin_unit": self.margin_unit,
+            "margin": self.margin,
+        }
 
 
 # --- Vendi -----------------------------------------------------------------
@@ -212,8 +254,31 @@ def _richness(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
-        Family("vendi", "q", "log", "Vendi score", _q_domain, _vendi),
-        Family("magnitude", "t", "log", "magnitude", _t_domain, _magnitude),
+        Family(
+            "vendi",
+            "q",
+            "log",
+            "Vendi score",
+            _q_domain,
+            _vendi,
+            symbol="q",
+            axis_title="order q",
+            allow_inf=True,
+            uses_kernel=True,
+            landmarks=(0.0, 1.0, 2.0, np.inf),
+        ),
+        Family(
+            "magnitude",
+            "t",
+            "log",
+            "magnitude",
+            _t_domain,
+            _magnitude,
+            symbol="t",
+            axis_title="scale t",
+            low_open=True,
+            extendable=True,
+        ),
         Family(
             "circles",
             "tau",
@@ -222,9 +287,25 @@ FAMILIES: dict[str, Family] = {
             _tau_domain,
             _circles,
             step=True,
+            integer=True,
             margin_unit="n",
+            symbol="τ",
+            axis_title="threshold τ",
+            bounds=("circles", "circles_upper"),
         ),
-        Family("energy", "s", "log", "energy", _s_domain, _energy),
+        Family(
+            "energy",
+            "s",
+            "log",
+            "energy",
+            _s_domain,
+            _energy,
+            symbol="s",
+            axis_title="exponent s",
+            low_open=True,
+            extendable=True,
+            slices_distances=True,
+        ),
         Family(
             "average_distance",
             None,
@@ -240,6 +321,7 @@ FAMILIES: dict[str, Family] = {
             "richness (distinct items)",
             None,
             _richness,
+            integer=True,
             margin_unit="n",
         ),
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 from ._io import GENERATOR_META, check_output, write_atomic
 from .escaping import script_json
 from .explorer import _BUNDLE, standalone_payload
+from .families import FAMILIES
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -75,7 +76,7 @@ def report(
     """
     import vl_convert
 
-    from .accessor import conditions_of
+    from .layout import conditions_of
     from .summary import summary
 
     path = check_output(path, kind="html", overwrite=overwrite)
@@ -87,7 +88,7 @@ def report(
         )
     ds = tree[condition].to_dataset()
     rows = [("condition", condition)]
-    rows += [(k, str(v)) for k, v in ds.attrs.items() if k not in ("session_key",)]
+    rows += [(k, str(v)) for k, v in ds.attrs.items()]
     rows += [
         (
             "n per set",
@@ -97,7 +98,7 @@ def report(
             ),
         )
     ]
-    for dim in ("q", "t", "tau", "s"):
+    for dim in dict.fromkeys(f.parameter for f in FAMILIES.values() if f.parameter):
         if dim in ds.coords:
             grid = ds[dim].values
             rows.append(

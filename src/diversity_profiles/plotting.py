@@ -14,7 +14,7 @@ from typing import Any
 import altair as alt
 import numpy as np
 
-from .accessor import band_of
+from .layout import band_of
 from .escaping import ScriptSafeEncoder, display_labels, shorten
 from .families import FAMILIES
 
@@ -25,7 +25,6 @@ LABEL_WIDTH = 60
 #: Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
 
-_AXIS_TITLE = {"q": "order q", "t": "scale t", "tau": "threshold τ", "s": "exponent s"}
 
 
 def _script_safe_json(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +112,7 @@ def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str, 
     fam = FAMILIES[family]
     assert fam.parameter is not None  # scale-free families are drawn by _scalefree_chart
     data, hidden = _curve_frame(ds, family, shown)
-    axis_title = _AXIS_TITLE.get(fam.parameter, fam.parameter)
+    axis_title = fam.display()["axis_title"]
     scale = alt.Scale(type="log") if fam.axis == "log" else alt.Scale(zero=False)
     x = alt.X("x:Q", title=axis_title + (" (log)" if fam.axis == "log" else ""), scale=scale)
     base = alt.Chart(data)
@@ -143,7 +142,8 @@ def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str, 
         )
     subtitle = [title_suffix]
     if hidden:
-        subtitle.append(f"{hidden} grid point(s) off the log axis (e.g. q = 0, ∞) not drawn")
+        symbol = fam.display()["symbol"]
+        subtitle.append(f"{hidden} grid point(s) off the log axis ({symbol} = 0 or ∞) not drawn")
     return alt.layer(*layers).properties(
         title=alt.TitleParams(fam.long_name, subtitle=subtitle), width=260, height=180
     )
@@ -208,7 +208,7 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
     ['number of circles', 'richness (distinct items)']
     >>> chart.save("profiles.svg")  # doctest: +SKIP
     """
-    from .accessor import conditions_of
+    from .layout import conditions_of
     from .compare import compare
 
     path = condition or conditions_of(tree)[0]

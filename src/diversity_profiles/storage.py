@@ -123,7 +123,7 @@ def check_tree(tree) -> None:
     dimension of unique, storable labels, the variables of every family they list, and
     attributes that are strings or numbers.
     """
-    from .accessor import comparison_paths, conditions_of
+    from .layout import comparison_paths, conditions_of
 
     try:
         paths = conditions_of(tree)

@@ -18,9 +18,6 @@ def _plain_code(value: object) -> str:
     return f"`{value}`"
 
 
-_SYMBOL = {"q": "q", "t": "t", "tau": "τ", "s": "s"}
-
-
 def _fmt(x: float) -> str:
     return "∞" if np.isinf(x) else f"{x:.3g}"
 
@@ -33,7 +30,7 @@ def _family(name: str, esc: Text) -> str:
 def _crossing_text(res, a: str, b: str, family: str, esc: Text) -> str:
     locs = res.crossings.sel(set_a=a, set_b=b, family=family).values
     locs = locs[~np.isnan(locs)]
-    symbol = _SYMBOL.get(FAMILIES[family].parameter or "", "")
+    symbol = FAMILIES[family].display()["symbol"]
     where = ", ".join(f"{symbol} ≈ {_fmt(x)}" for x in locs)
     return f"{esc(a)} and {esc(b)} cross in {_family(family, esc)} at {where}"
 
@@ -201,7 +198,7 @@ def summary(comparison, *, markdown: bool = True) -> str:
     text; ``markdown=False`` writes them as they are (plain text, for a page that
     escapes it itself).
     """
-    from .accessor import comparison_paths
+    from .layout import comparison_paths
 
     esc, code = (markdown_text, markdown_code) if markdown else (str, _plain_code)
     parts = [
