@@ -58,6 +58,17 @@ class Family:
     landmarks: tuple[float, ...] = ()
     default: bool = True  # computed when profiles() is called without families=
     integer: bool = False  # integer-valued (counts), shown without decimals
+    #: Large-n planning (planning.py). The largest n that method="auto" keeps exact,
+    #: measured at d = 768 on 2 shared cores (benchmarks/large_n.py); None: the family has
+    #: no large-n method and always runs exact.
+    auto_exact_max_n: int | None = None
+    #: n × n float64 matrices the exact method holds at its peak besides the distance
+    #: matrix (kernel, eigen workspace, ...); None: it needs no n × n matrix at all.
+    exact_copies: float | None = 1.0
+    #: With cosine similarity of embeddings it works on the d × d dual form (no matrix).
+    dual_kernel: bool = False
+    #: The exact method streams the pairs unless a distance matrix is formed anyway.
+    streams_exact: bool = False
 
     def display(self) -> dict:
         """The facts a view needs (sent to the browser so js/ holds no family names)."""
@@ -266,6 +277,9 @@ FAMILIES: dict[str, Family] = {
             allow_inf=True,
             uses_kernel=True,
             landmarks=(0.0, 1.0, 2.0, np.inf),
+            auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
+            exact_copies=2,
+            dual_kernel=True,
         ),
         Family(
             "magnitude",
@@ -278,6 +292,8 @@ FAMILIES: dict[str, Family] = {
             axis_title="scale t",
             low_open=True,
             extendable=True,
+            auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
+            exact_copies=2.5,  # Z_t in float64 and float32
         ),
         Family(
             "circles",
@@ -292,6 +308,8 @@ FAMILIES: dict[str, Family] = {
             symbol="τ",
             axis_title="threshold τ",
             bounds=("circles", "circles_upper"),
+            auto_exact_max_n=4000,  # O(n²) per threshold in Python loops
+            exact_copies=2,  # adjacency, linkage and DSATUR
         ),
         Family(
             "energy",
@@ -305,6 +323,8 @@ FAMILIES: dict[str, Family] = {
             low_open=True,
             extendable=True,
             slices_distances=True,
+            auto_exact_max_n=4000,  # streams either way; above it, certified bounds
+            streams_exact=True,
         ),
         Family(
             "average_distance",
@@ -313,6 +333,8 @@ FAMILIES: dict[str, Family] = {
             "average pairwise distance",
             None,
             _average_distance,
+            auto_exact_max_n=4000,
+            streams_exact=True,
         ),
         Family(
             "richness",
@@ -323,6 +345,8 @@ FAMILIES: dict[str, Family] = {
             _richness,
             integer=True,
             margin_unit="n",
+            auto_exact_max_n=10**12,  # O(n log n) on embeddings: always exact
+            exact_copies=None,
         ),
     )
 }

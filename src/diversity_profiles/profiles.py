@@ -386,7 +386,7 @@ def profiles(
         Per family, the exact method or the large-n one (streamed passes without
         n × n matrices, iterative solvers, certified bounds). ``"auto"`` keeps the
         exact method up to a measured set size per family
-        (``planning.AUTO_EXACT_MAX_N``) while it fits in memory; ``"exact"`` forces
+        (the registry's ``auto_exact_max_n``, see :data:`FAMILIES`) while it fits in memory; ``"exact"`` forces
         it. The plan is checked against the available memory before any work and
         refused, with the plan, when it does not fit. Large-n results record how
         they were obtained (attribute ``method``: exact, certified bounds, or
