@@ -237,7 +237,8 @@ def test_accessor_exists_when_xarray_is_imported_after_the_package(tmp_path):
         (
             dict(families=["vendi", "entropy"]),
             ValueError,
-            r"'families' argument of profiles must be one of 'vendi', 'magnitude', 'circles', "
+            r"'families' argument of profiles must be one of 'vendi', 'similarity_diversity', "
+            r"'magnitude', 'circles', "
             r"'energy', "
             r"'average_distance', 'richness'. Got 'entropy'",
         ),

@@ -33,6 +33,7 @@ from .profiler import Profiler
 from .profiles import merge, profiles
 from .representation import Representation
 from .scalefree import average_distance, richness
+from .similarity_diversity import similarity_diversity
 from .storage import open_profiles
 from .vendi import vendi_score, vendi_score_dual
 
@@ -56,6 +57,7 @@ __all__ = [
     "profiles",
     "report",
     "richness",
+    "similarity_diversity",
     "vendi_score",
     "vendi_score_dual",
 ]

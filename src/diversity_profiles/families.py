@@ -20,6 +20,7 @@ import numpy as np
 
 from . import large
 from .condition import Condition, PreparedSet
+from .similarity_diversity import profile_values as _lc_values
 
 #: Variables a family returns: name -> (values, extra attributes).
 Result = dict[str, tuple[np.ndarray, dict]]
@@ -280,6 +281,21 @@ FAMILIES: dict[str, Family] = {
             auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
             exact_copies=2,
             dual_kernel=True,
+        ),
+        Family(  # Leinster–Cobbold: its module is similarity_diversity.py
+            "similarity_diversity",
+            "order",  # its own dimension, so it keeps its own grid and domains= entry
+            "log",
+            "similarity-sensitive diversity (Leinster–Cobbold)",
+            _q_domain,  # the same orders as Vendi's
+            _lc_values,
+            symbol="q",
+            axis_title="order q",
+            allow_inf=True,
+            uses_kernel=True,
+            landmarks=(0.0, 1.0, 2.0, np.inf),
+            default=False,  # opt in with families=[..., "similarity_diversity"]
+            exact_copies=2,  # Z and Z clipped (no large-n method: exact at any n)
         ),
         Family(
             "magnitude",
