@@ -25,12 +25,15 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .condition import Condition, PreparedSet
 from .histogram import LogDistanceHistogram
 from .streaming import ThresholdCounts
+
+if TYPE_CHECKING:  # condition reads large's median distance: types only, no cycle
+    from .condition import Condition, PreparedSet
 
 EXACT, BOUNDS, ESTIMATE = "exact", "certified bounds", "estimate ± error"
 #: How a family's value was obtained, weakest last: merging sets keeps the weakest.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from ._validation import check_int, check_parameter, check_real, check_seed, one_of
 from .condition import Condition, prepare_sets
 from .families import FAMILIES, Family
@@ -38,7 +38,7 @@ def _check_name(value, arg: str) -> str:
             f"The {arg!r} argument of {FUNC} must be a non-empty string without '/' (it names "
             f"the tree node). Got {value!r}."
         )
-    from .storage import check_text
+    from ._validation import check_text
 
     try:  # it must survive netCDF and zarr: no NUL, no lone surrogate
         check_text(value, f"The {arg!r} argument of {FUNC}")
@@ -522,7 +522,7 @@ def merge(trees: Sequence) -> object:
     """
     import xarray as xr
 
-    from .accessor import conditions_of
+    from .layout import conditions_of
 
     if isinstance(trees, (xr.DataTree, str)) or not isinstance(trees, Sequence) or not trees:
         raise ValueError("The 'trees' argument of merge must be a non-empty list of DataTrees.")
