@@ -3,6 +3,7 @@
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
 import type { ExplorerSpec, FamilySpec } from "./model";
+import { amount, percent } from "./wording";
 import {
   bandOfDifference, centredReplicates, confidentVerdict, crossings, MARGIN, margins, marginVerdict,
   MIN_SHARE, shareAhead, signs, subsampleScale, verdictOf, type ConfidentVerdict, type Verdict,
@@ -90,22 +91,6 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
     }
   }
   return out;
-}
-
-/** The margin as words: "1% of n samples" or "1% relative". */
-export function marginText(fam: FamilySpec): string {
-  const pct = `${Number(((fam.margin ?? MARGIN) * 100).toPrecision(3))}%`;
-  return (fam.margin_unit ?? "relative") === "n" ? `${pct} of n samples` : `${pct} relative`;
-}
-
-/** How far the dismissed side led: "≤ 1 sample" or "≤ 0.4%". */
-export function leadText(fam: FamilySpec, lead: number): string {
-  if ((fam.margin_unit ?? "relative") === "n") {
-    const v = Number(lead.toPrecision(3));
-    return `≤ ${v} sample${v === 1 ? "" : "s"}`;
-  }
-  const pct = lead * 100;
-  return pct < 0.01 ? "< 0.01%" : `≤ ${Number(pct.toPrecision(2))}%`;
 }
 
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
@@ -345,13 +330,13 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
               cell.append(mark);
             }
             const dismissed = Number.isFinite(pair.lead)
-              ? `; ${sets[pair.verdict === "dominates" ? b : a]} ahead by ${leadText(fam, pair.lead)}` +
-                (fam.parameter === null ? "" : ` on ${Math.round(pair.minorShare * 100)}% of the domain`) +
+              ? `; ${sets[pair.verdict === "dominates" ? b : a]} ahead by ${amount(pair.lead, fam.margin_unit ?? "relative")}` +
+                (fam.parameter === null ? "" : ` on ${percent(pair.minorShare)} of the domain`) +
                 " is within the margin" : "";
             const sure = pair.confident === "no band" ? "; no confidence band"
               : `; with confidence over this domain: ${pair.confident}`;
             cell.title = `${sets[a]} vs ${sets[b]}: ${pair.verdict}` + (pair.crossings.length
-              ? ` at ${fam.parameter} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + sure;
+              ? ` at ${symbolOf(fam)} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + sure;
           }
         });
       });

@@ -14,29 +14,12 @@ import numpy as np
 from . import verdict as rule
 from ._validation import check_real, one_of
 from .families import FAMILIES
+from .layout import curves as family_curves
 
 if TYPE_CHECKING:
     import xarray as xr
 
 FUNC = "compare"
-
-
-def _family_curves(ds) -> dict[str, tuple[str | None, np.ndarray, np.ndarray]]:
-    """family -> (parameter name, grid, values(set, grid)) for the families in ``ds``."""
-    out: dict[str, tuple[str | None, np.ndarray, np.ndarray]] = {}
-    for name, fam in FAMILIES.items():
-        if name not in ds.data_vars:
-            continue
-        var = ds[name]
-        if fam.parameter is None:
-            out[name] = (None, np.zeros(1), np.asarray(var.values, dtype=np.float64)[:, None])
-        else:
-            out[name] = (
-                fam.parameter,
-                ds[fam.parameter].values,
-                np.asarray(var.values, np.float64),
-            )
-    return out
 
 
 def _narrow(family: str, grid: np.ndarray, domain, path: str) -> tuple[np.ndarray, str]:
@@ -121,7 +104,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         raise ValueError(
             f"{FUNC} needs at least two sets to compare; condition {path!r} holds only {labels}."
         )
-    curves = _family_curves(ds)
+    curves = family_curves(ds)
     unknown = sorted(set(domains) - set(curves))
     if unknown:
         raise ValueError(
@@ -142,8 +125,9 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     attrs.update(rtol=rtol, atol=atol, min_share=min_share, band=opts["band"])
     sizes, scales, caps = _sizes(ds, S)
     for f, fam in enumerate(fams):
-        param, grid, values = curves[fam]
-        family = FAMILIES[fam]
+        got = curves[fam]
+        family = got.family
+        param, grid, values = family.parameter, got.grid, got.values
         attrs[f"margin_{fam}"] = chosen[fam]
         attrs[f"margin_unit_{fam}"] = family.margin_unit
         if fam in domains and param is not None:
@@ -154,9 +138,8 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         attrs[f"domain_{fam}"] = how
         theta, vals = grid[keep], values[:, keep]
         centred = None
-        if f"{fam}_boot" in ds and np.isfinite(scales).all():
-            raw = np.asarray(ds[f"{fam}_boot"].values, dtype=np.float64)
-            raw = raw[..., None] if param is None else raw[..., keep]
+        if got.boot is not None and np.isfinite(scales).all():
+            raw = got.boot[..., keep]
             centred = [
                 rule.centred_replicates(raw[k], vals[k], scales[k], caps[k]) for k in range(S)
             ]
@@ -268,7 +251,9 @@ def compare(
     tree : xarray.DataTree
         A result of :func:`profiles` (or :func:`merge`).
     domains : dict of str to (low, high), optional
-        Narrow a family's parameter domain; it must lie inside the computed grid.
+        Narrow a family's parameter domain to a window; it must lie inside the
+        computed grid. Any pair (tuple or list) is a window here: unlike
+        ``profiles(domains=...)``, where a list is an explicit grid, nothing is computed.
     rtol, atol : float
         Tolerances below which two curves are tied at a point.
     margins : float or dict of str to float, optional

@@ -16,7 +16,7 @@ import numpy as np
 import traitlets
 import xarray as xr
 
-from .layout import band_kind, band_of, conditions_of
+from .layout import conditions_of, curves
 from .families import FAMILIES
 from .verdict import MIN_SHARE
 
@@ -52,35 +52,22 @@ def pack_condition(ds, can_extend: bool = False) -> tuple[dict, bytes]:
         if "n_samples" in ds
         else np.full(len(sets), np.nan)
     )
-    for name, fam in FAMILIES.items():
-        if name not in ds.data_vars:
-            continue
-        values = np.asarray(ds[name].values, dtype=np.float64)
-        grid = ds[fam.parameter].values if fam.parameter else np.zeros(1)
-        values = values.reshape(len(sets), grid.size)
-        lower, upper = band_of(ds, name)
+    for name, got in curves(ds).items():
+        fam = got.family
         # Replicates (set, replicate, grid) let the view compute simultaneous bands for the
         # domain the user narrows to, by the rule of compare (verdict.py, step 6).
-        boot = ds[f"{name}_boot"] if f"{name}_boot" in ds else None
-        n_boot = 0 if boot is None else int(boot.sizes["boot"])
         families.append(
             {
                 **fam.display(),
                 "extendable": bool(can_extend and fam.extendable),
-                "band": band_kind(ds, name),
-                "n": int(grid.size),
-                "grid": put(grid),
-                "values": put(values),
-                "lower": None
-                if lower is None
-                else put(np.asarray(lower.values).reshape(values.shape)),
-                "upper": None
-                if upper is None
-                else put(np.asarray(upper.values).reshape(values.shape)),
-                "boot": None
-                if boot is None
-                else put(np.asarray(boot.values).reshape(len(sets), n_boot, grid.size)),
-                "n_boot": n_boot,
+                "band": got.band,
+                "n": int(got.grid.size),
+                "grid": put(got.grid),
+                "values": put(got.values),
+                "lower": None if got.lower is None else put(got.lower),
+                "upper": None if got.upper is None else put(got.upper),
+                "boot": None if got.boot is None else put(got.boot),
+                "n_boot": 0 if got.boot is None else int(got.boot.shape[1]),
             }
         )
     spec = {
@@ -264,10 +251,17 @@ class ProfileExplorer(anywidget.AnyWidget):
 
 
 def static_fallbacks(tree, condition: str | None = None) -> dict:
-    """``image/svg+xml`` charts and a ``text/markdown`` summary of a profile tree."""
+    """``image/svg+xml`` charts and a ``text/markdown`` summary of a profile tree
+    (one :func:`compare`, shared by the chart's crossings and the summary)."""
     import vl_convert
 
+    from .compare import compare
+    from .plotting import plot_profiles
+    from .summary import summary
+
+    comparison = compare(tree)
+    chart = plot_profiles(tree, condition, comparison=comparison)
     return {
-        "image/svg+xml": vl_convert.vegalite_to_svg(tree.dp.plot(condition).to_dict()),
-        "text/markdown": tree.dp.summary(),
+        "image/svg+xml": vl_convert.vegalite_to_svg(chart.to_dict()),
+        "text/markdown": summary(comparison),
     }

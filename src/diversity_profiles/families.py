@@ -213,7 +213,14 @@ def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
 
     if cond.large("circles"):
         return large.circles(cond, item, taus)
-    lower, upper, exact = _circles_sweep(item.D, taus, method=cond.circles_method, seed=cond.seed)
+    lower, upper, exact = _circles_sweep(
+        item.D,
+        taus,
+        method=cond.circles_method,
+        seed=cond.seed,
+        remedy="The upper bounds are the tree's circles_upper; pass circles_method='exact' "
+        "to profiles to search without a time limit.",
+    )
     note = {"exact": int(exact)}
     return {"circles": (lower, note), "circles_upper": (upper, note)}
 

@@ -76,7 +76,9 @@ def report(
     """
     import vl_convert
 
+    from .compare import compare
     from .layout import conditions_of
+    from .plotting import plot_profiles
     from .summary import summary
 
     path = check_output(path, kind="html", overwrite=overwrite)
@@ -108,6 +110,8 @@ def report(
                     f"({grid.size} points): {ds[dim].attrs.get('domain', '')}",
                 )
             )
+    comparison = compare(tree)  # once, for the summary and the chart's crossings
+    chart = plot_profiles(tree, condition, comparison=comparison)
     condition_rows = "".join(
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows
     )
@@ -116,8 +120,8 @@ def report(
         title=html.escape(title or f"Diversity profiles — {condition}"),
         condition_rows=condition_rows,
         # Plain text (not Markdown-escaped): the <pre> shows it HTML-escaped, as written.
-        summary=html.escape(summary(tree.dp.compare(), markdown=False)),
-        svg=vl_convert.vegalite_to_svg(tree.dp.plot(condition).to_dict()),
+        summary=html.escape(summary(comparison, markdown=False)),
+        svg=vl_convert.vegalite_to_svg(chart.to_dict()),
         # Neither '</script>' nor '<!--<script>' in a label can end or derail the script.
         bundle=script_json(_BUNDLE.read_text()),
         payload=script_json(standalone_payload(tree, [condition])),

@@ -8,11 +8,12 @@ and the registry (:mod:`.families`), nothing about plotting or widgets.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .families import FAMILIES
+from .families import FAMILIES, Family
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +63,58 @@ def band_of(ds: xr.Dataset, family: str) -> tuple[xr.DataArray | None, xr.DataAr
             return ds[fam.bounds[0]], ds[fam.bounds[1]]
         return ds[f"{family}_lower"], ds[f"{family}_upper"]
     return None, None
+
+
+@dataclass(frozen=True)
+class Curves:
+    """One family's curves in a condition, as plain float64 arrays.
+
+    Scale-free families have a one-point grid (``[0.0]``), so every family reads the
+    same way.
+    """
+
+    family: Family
+    grid: np.ndarray  # (g,)
+    values: np.ndarray  # (set, g)
+    lower: np.ndarray | None  # (set, g): the band (see band_kind), if any
+    upper: np.ndarray | None
+    band: str | None  # "bootstrap", "certified" or None
+    boot: np.ndarray | None  # (set, replicate, g): the bootstrap replicates, if any
+
+
+def curves(ds: xr.Dataset) -> dict[str, Curves]:
+    """family name -> :class:`Curves`, for the families of the registry present in ``ds``
+    (a condition's Dataset), in registry order. The one reading of a condition that
+    :func:`compare`, the explorer and the plots share."""
+    out: dict[str, Curves] = {}
+    n_sets = int(ds.sizes["set"])
+    for name, fam in FAMILIES.items():
+        if name not in ds.data_vars:
+            continue
+        grid = (
+            np.asarray(ds[fam.parameter].values, dtype=np.float64)
+            if fam.parameter
+            else np.zeros(1)
+        )
+        shape = (n_sets, grid.size)
+        values = np.asarray(ds[name].values, dtype=np.float64).reshape(shape)
+        lo, hi = band_of(ds, name)
+        boot = None
+        if f"{name}_boot" in ds:
+            raw = ds[f"{name}_boot"]
+            boot = np.asarray(raw.values, dtype=np.float64).reshape(
+                n_sets, int(raw.sizes["boot"]), grid.size
+            )
+        out[name] = Curves(
+            fam,
+            grid,
+            values,
+            None if lo is None else np.asarray(lo.values, dtype=np.float64).reshape(shape),
+            None if hi is None else np.asarray(hi.values, dtype=np.float64).reshape(shape),
+            band_kind(ds, name),
+            boot,
+        )
+    return out
 
 
 def tidy(tree: xr.DataTree, condition: str | None = None) -> pd.DataFrame:

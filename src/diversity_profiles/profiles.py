@@ -335,7 +335,9 @@ def profiles(
         means the large-n methods at any n.
     representation : str or Representation
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
-        of the tree path. A :class:`Representation` (what the featurisers in
+        of the tree path. Here it is only a name: ``sets`` are already embedded.
+        (In ``diversity_profiles.text.profiles`` and the other featurisers the same
+        argument *selects* the model that embeds raw samples.) A :class:`Representation` (what the featurisers in
         ``diversity_profiles.text``, ``.molecules`` and ``.images`` return) also
         records its details as ``representation_<key>`` attributes.
     distance : {"euclidean", "cosine", "tanimoto", "jaccard", "precomputed"}
@@ -343,11 +345,15 @@ def profiles(
         similarity, Tanimoto similarity, or a Gaussian kernel of the distance
         (euclidean, precomputed) whose bandwidth is recorded.
     families : list of str, optional
-        Subset of ``"vendi"``, ``"magnitude"``, ``"circles"``, ``"energy"``,
-        ``"average_distance"``, ``"richness"``; all by default.
+        Names from the registry :data:`FAMILIES`: ``"vendi"``, ``"magnitude"``,
+        ``"circles"``, ``"energy"``, ``"average_distance"``, ``"richness"`` (the
+        default set) and ``"similarity_diversity"`` (only when named).
     domains : dict, optional
-        Per family, an explicit grid (array) or a ``(low, high)`` range filled
-        with ``n_points``. Default domains follow the pooled data of the condition.
+        Per family, a ``tuple`` ``(low, high)`` is a range filled with ``n_points``
+        (log-spaced on log axes); a ``list`` or array is the grid itself, so
+        ``[low, high]`` is a two-point grid. (:func:`compare` only narrows a
+        computed grid, so there any ``(low, high)`` pair is a window.) Default
+        domains follow the pooled data of the condition.
     n_points : int, default 100
         Grid size of each default domain.
     similarities : dict of str to array_like, optional
@@ -362,13 +368,15 @@ def profiles(
         Seed of the randomised parts (Circles tie-breaking, resampling).
     n_boot : int, default 0
         Replicates per set for confidence bands. With ``n_boot > 0`` every family
-        gets ``<family>_ci_lower`` / ``<family>_ci_upper`` (pointwise, level ``ci``)
+        whose registry entry is ``bootstrapped`` (all of today's) gets
+        ``<family>_ci_lower`` / ``<family>_ci_upper`` (pointwise, level ``ci``)
         and its replicates ``<family>_boot(set, boot, ...)``: subsamples of half the
         set drawn without replacement (``subsample_size``), rescaled to n as
         :mod:`diversity_profiles.resampling` explains. :func:`compare` turns them
         into simultaneous bands of each difference and verdicts that hold with
         confidence. Replicates reuse the computed matrices; Circles uses its greedy
-        lower bound there.
+        lower bound there. Families routed to their large-n method (``method``)
+        have no replicates: the bootstrap is then refused with what to do instead.
     ci : float, default 0.95
         Confidence level of the bands.
     common_n : int or "min", optional
