@@ -107,7 +107,6 @@ def test_load_ext_registers_a_formatter_for_profile_trees_only(tree):
 
 def test_built_wheel_ships_the_bundle(tmp_path):
     import subprocess
-    import sys
     import zipfile
 
     root = Path(__file__).resolve().parents[1]
@@ -198,10 +197,17 @@ def test_profiler_extend_returns_a_new_tree_and_refuses_what_it_cannot_grow():
     assert t.size == 8 and tree["r/euclidean"].t.size == 6
     # the same geometric step continues below the grid
     np.testing.assert_allclose(t[1] / t[0], t[3] / t[2], rtol=1e-12)
-    with pytest.raises(ValueError, match=r"extendable family \('magnitude', 'energy'\)\. Got 'vendi'"):
+    with pytest.raises(
+        ValueError, match=r"extendable family \('magnitude', 'energy'\)\. Got 'vendi'"
+    ):
         profiler.extend(tree, "vendi")
-    other = dp.profiles({"a": [[0.0], [1.0]], "b": [[0.0], [5.0]]}, representation="r",
-                        distance="euclidean", families="magnitude", n_points=5)
+    other = dp.profiles(
+        {"a": [[0.0], [1.0]], "b": [[0.0], [5.0]]},
+        representation="r",
+        distance="euclidean",
+        families="magnitude",
+        n_points=5,
+    )
     with pytest.raises(ValueError, match=r"must hold the condition 'r/euclidean' profiled from"):
         profiler.extend(other, "magnitude")
 

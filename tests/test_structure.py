@@ -135,8 +135,6 @@ def test_the_browser_code_names_no_family(path):
     # Parameter names that are letters or words may appear, but not as string literals or
     # object keys ("s" is left out: it is the plural suffix in the view's wording).
     literal = sorted(
-        p
-        for p in ("q", "t", "order")
-        if re.search(rf"""["'`]{p}["'`]|[{{,]\s*{p}\s*:""", code)
+        p for p in ("q", "t", "order") if re.search(rf"""["'`]{p}["'`]|[{{,]\s*{p}\s*:""", code)
     )
     assert named == [] and literal == []

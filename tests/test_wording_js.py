@@ -35,9 +35,14 @@ def make_cases():
         for f, name in enumerate(names[: 1 + k % len(names)]):
             verdict = VERDICTS[rng.integers(0, 4)] if k % 7 else ["tied", "dominates"][k % 2]
             scale_free = symbols[f] == ""
-            crossings = [] if verdict != "crosses" or scale_free else sorted(
-                float(x) for x in rng.choice(
-                    [0.5, 1.0, 2.345678, 1234.5, 0.000123456, np.inf, 10.0], rng.integers(1, 4)
+            crossings = (
+                []
+                if verdict != "crosses" or scale_free
+                else sorted(
+                    float(x)
+                    for x in rng.choice(
+                        [0.5, 1.0, 2.345678, 1234.5, 0.000123456, np.inf, 10.0], rng.integers(1, 4)
+                    )
                 )
             )
             lead = float(rng.choice([np.nan, 1.0, 2.0, 0.004, 0.00001, 0.123456, 1.5]))
@@ -69,10 +74,25 @@ def make_cases():
                 ],
                 "min_share": float(rng.choice([0.05, 0.0, 0.3, 0.125])),
                 "no_band": all(r.confident == "no band" for r in readings),
-                "numbers": [float(x) for x in rng.choice(
-                    [0.0, 1.0, 9.996, 0.00012345, 123456.7, 1.5e17, -2.5, np.inf, 0.125, 0.995, 12.5],
-                    4,
-                )],
+                "numbers": [
+                    float(x)
+                    for x in rng.choice(
+                        [
+                            0.0,
+                            1.0,
+                            9.996,
+                            0.00012345,
+                            123456.7,
+                            1.5e17,
+                            -2.5,
+                            np.inf,
+                            0.125,
+                            0.995,
+                            12.5,
+                        ],
+                        4,
+                    )
+                ],
             }
         )
     return cases
@@ -86,7 +106,11 @@ def expected(case):
             case["a"], case["b"], readings, case["ci"], case["simultaneous"]
         ),
         "numbers": [
-            [wording.fmt_g(x, 3), wording.fmt_g(x, 6), wording.percent(x) if math.isfinite(x) else None]
+            [
+                wording.fmt_g(x, 3),
+                wording.fmt_g(x, 6),
+                wording.percent(x) if math.isfinite(x) else None,
+            ]
             for x in case["numbers"]
         ],
     }
@@ -139,7 +163,8 @@ def test_the_browser_words_verdicts_like_summary_py(compiled, tmp_path):
         assert js == want, case
         seen.update(line.split(":")[0].split(" ")[-1] for line in want["block"])
         seen.update(
-            w for w in ("disagree", "tied in every", "within the margin", "confidence", "cross in")
+            w
+            for w in ("disagree", "tied in every", "within the margin", "confidence", "cross in")
             if any(w in line for line in want["block"])
         )
     # The fixtures reach every kind of line.

@@ -38,10 +38,10 @@ from .storage import open_profiles
 from .vendi import vendi_score, vendi_score_dual
 
 __all__ = [
-    "Profiler",
     "FAMILIES",
     "CoincidentPointsWarning",
     "ProfileExplorer",
+    "Profiler",
     "Representation",
     "__version__",
     "average_distance",

@@ -14,10 +14,9 @@ from pathlib import Path
 import anywidget
 import numpy as np
 import traitlets
-import xarray as xr
 
-from .layout import conditions_of, curves
 from .families import FAMILIES
+from .layout import conditions_of, curves
 from .verdict import MIN_SHARE
 
 _BUNDLE = Path(__file__).parent / "static" / "widget.js"
@@ -52,7 +51,7 @@ def pack_condition(ds, can_extend: bool = False) -> tuple[dict, bytes]:
         if "n_samples" in ds
         else np.full(len(sets), np.nan)
     )
-    for name, got in curves(ds).items():
+    for got in curves(ds).values():
         fam = got.family
         # Replicates (set, replicate, grid) let the view compute simultaneous bands for the
         # domain the user narrows to, by the rule of compare (verdict.py, step 6).

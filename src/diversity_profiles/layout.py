@@ -92,9 +92,7 @@ def curves(ds: xr.Dataset) -> dict[str, Curves]:
         if name not in ds.data_vars:
             continue
         grid = (
-            np.asarray(ds[fam.parameter].values, dtype=np.float64)
-            if fam.parameter
-            else np.zeros(1)
+            np.asarray(ds[fam.parameter].values, dtype=np.float64) if fam.parameter else np.zeros(1)
         )
         shape = (n_sets, grid.size)
         values = np.asarray(ds[name].values, dtype=np.float64).reshape(shape)

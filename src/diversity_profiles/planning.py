@@ -22,6 +22,8 @@ METHODS = ("auto", "exact", "large")
 # copies, whether it needs a matrix at all) is in its registry entry (families.py).
 #: Share of the available memory a plan may use (the rest is headroom for the interpreter).
 _HEADROOM = 0.8
+
+
 @dataclass
 class Route:
     family: str

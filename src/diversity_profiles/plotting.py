@@ -146,12 +146,9 @@ def _family_chart(
     )
 
 
-def _scalefree_chart(
-    got: Curves, labels: list[str], colour: dict, title_suffix: str, shown: dict
-):
+def _scalefree_chart(got: Curves, labels: list[str], colour: dict, title_suffix: str, shown: dict):
     import pandas as pd
 
-    family = got.family.name
     data = pd.DataFrame(
         {"set": labels, "shown": [shown[s] for s in labels], "value": got.values[:, 0]}
     )

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._version import __version__
 from ._validation import check_int, check_parameter, check_real, check_seed, one_of
+from ._version import __version__
 from .condition import Condition, prepare_sets
 from .families import FAMILIES, Family
 from .large import STRENGTH
@@ -337,9 +337,10 @@ def profiles(
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
         of the tree path. Here it is only a name: ``sets`` are already embedded.
         (In ``diversity_profiles.text.profiles`` and the other featurisers the same
-        argument *selects* the model that embeds raw samples.) A :class:`Representation` (what the featurisers in
-        ``diversity_profiles.text``, ``.molecules`` and ``.images`` return) also
-        records its details as ``representation_<key>`` attributes.
+        argument *selects* the model that embeds raw samples.) A
+        :class:`Representation` (what the featurisers in ``diversity_profiles.text``,
+        ``.molecules`` and ``.images`` return) also records its details as
+        ``representation_<key>`` attributes.
     distance : {"euclidean", "cosine", "tanimoto", "jaccard", "precomputed"}
         Distance between samples. Vendi uses the matching similarity: cosine
         similarity, Tanimoto similarity, or a Gaussian kernel of the distance
@@ -393,9 +394,9 @@ def profiles(
     method : {"auto", "exact", "large"}, default "auto"
         Per family, the exact method or the large-n one (streamed passes without
         n × n matrices, iterative solvers, certified bounds). ``"auto"`` keeps the
-        exact method up to a measured set size per family
-        (the registry's ``auto_exact_max_n``, see :data:`FAMILIES`) while it fits in memory; ``"exact"`` forces
-        it. The plan is checked against the available memory before any work and
+        exact method up to a measured set size per family (the registry's
+        ``auto_exact_max_n``, see :data:`FAMILIES`) while it fits in memory;
+        ``"exact"`` forces it. The plan is checked against the available memory before any work and
         refused, with the plan, when it does not fit. Large-n results record how
         they were obtained (attribute ``method``: exact, certified bounds, or
         estimate ± error) and their bounds as ``<family>_lower``/``<family>_upper``.

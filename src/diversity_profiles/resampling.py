@@ -42,6 +42,7 @@ import numpy as np
 from .condition import Condition, PreparedSet
 from .families import Family
 
+
 def _evaluate_all(cond: Condition, item: PreparedSet, fams: list[Family], grids: dict) -> dict:
     out = {}
     for fam in fams:

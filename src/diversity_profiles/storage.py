@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._validation import check_text  # noqa: F401 - importable from here as before
+from ._validation import check_text as check_text  # still importable from here
 from .families import FAMILIES
 
 if TYPE_CHECKING:
