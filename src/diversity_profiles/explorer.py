@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anywidget
 import numpy as np
@@ -18,6 +19,11 @@ import traitlets
 from .families import FAMILIES
 from .layout import conditions_of, curves
 from .verdict import MIN_SHARE
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from .profiler import Profiler
 
 _BUNDLE = Path(__file__).parent / "static" / "widget.js"
 #: Carried by every explorer display; drawn by the JupyterLab extension with no kernel.
@@ -134,7 +140,9 @@ class ProfileExplorer(anywidget.AnyWidget):
     #: What Python is computing right now (shown in the view); empty when idle.
     status = traitlets.Unicode().tag(sync=True)
 
-    def __init__(self, tree, condition: str | None = None, profiler=None, **kwargs) -> None:
+    def __init__(
+        self, tree, condition: str | None = None, profiler: Profiler | None = None, **kwargs
+    ) -> None:
         if not _BUNDLE.exists():
             raise FileNotFoundError(
                 f"The explorer's JavaScript bundle is missing ({_BUNDLE}). Reinstall the package "
@@ -221,7 +229,8 @@ class ProfileExplorer(anywidget.AnyWidget):
             names = [name for name, f in FAMILIES.items() if f.extendable]
             self.status = f"{family!r} cannot be extended: only {', '.join(names)} can."
             return
-        if not self._can_extend(self.condition):
+        profiler = self._profiler
+        if profiler is None or not self._can_extend(self.condition):
             self.status = (
                 "No profiler stands behind this view, so its matrices are not in memory: pass "
                 "ProfileExplorer(tree, profiler=profiler) with the dp.Profiler that computed "
@@ -230,18 +239,18 @@ class ProfileExplorer(anywidget.AnyWidget):
             return
         self.status = f"computing {family} at {points} more {fam.parameter} values…"
         try:
-            self._tree = self._profiler.extend(self._tree, family, side, points)
+            self._tree = profiler.extend(self._tree, family, side, points)
             grown = self._tree[self.condition].to_dataset()
-            spec, curves = pack_condition(grown, can_extend=True)
+            spec, packed = pack_condition(grown, can_extend=True)
             domains = dict(self.domains)
             domains[family] = [float(grown[fam.parameter].min()), float(grown[fam.parameter].max())]
             with self.hold_sync():
-                self.spec, self.curves, self.domains = spec, curves, domains
+                self.spec, self.curves, self.domains = spec, packed, domains
         finally:
             self.status = ""
 
     @property
-    def tree(self):
+    def tree(self) -> xr.DataTree:
         """The tree shown (after :meth:`extend`, the extended one)."""
         return self._tree
 

@@ -83,7 +83,9 @@ def _diversity_of_order(Z: np.ndarray, p: np.ndarray | None, qs: np.ndarray) -> 
     return out
 
 
-def similarity_diversity(Z: ArrayLike, q: ArrayLike = 1.0, *, weights: ArrayLike | None = None):
+def similarity_diversity(
+    Z: ArrayLike, q: ArrayLike = 1.0, *, weights: ArrayLike | None = None
+) -> float | np.ndarray:
     r"""Leinster–Cobbold similarity-sensitive diversity of order ``q``.
 
     The effective number of completely distinct samples when sample ``i`` and
