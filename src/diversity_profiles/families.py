@@ -70,6 +70,9 @@ class Family:
     dual_kernel: bool = False
     #: The exact method streams the pairs unless a distance matrix is formed anyway.
     streams_exact: bool = False
+    #: Bytes per pair its ``<name>_large`` solver holds when that fits in memory (else it
+    #: recomputes); 0: only block buffers and per-point arrays.
+    large_solver_bytes: float = 0.0
 
     def display(self) -> dict:
         """The facts a view needs (sent to the browser so js/ holds no family names)."""
@@ -317,6 +320,7 @@ FAMILIES: dict[str, Family] = {
             extendable=True,
             auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
             exact_copies=2.5,  # Z_t in float64 and float32
+            large_solver_bytes=4.0,  # magnitude_large holds Z_t in float32 when it fits
         ),
         Family(
             "circles",

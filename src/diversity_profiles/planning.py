@@ -41,12 +41,13 @@ def _large_bytes(family: str, n: int, d: int, n_grid: int, available: float) -> 
     """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X."""
     buffers = 6 * 2048 * 2048 * 8
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
-    if family == "magnitude":
+    held_per_pair = FAMILIES[family].large_solver_bytes
+    if held_per_pair:
         from .large import large_module
 
-        if large_module("magnitude") is None:  # bounds from the streamed passes only
+        if large_module(family) is None:  # bounds from the streamed passes only
             return buffers + n * d * 8
-        held = 4.0 * n * n  # magnitude_large holds Z_t in float32 when it fits, else recomputes
+        held = held_per_pair * n * n  # the solver holds an n × n matrix when it fits
         return buffers + n * d * 8 + (held if held <= solver_memory(available) else 0.0)
     return buffers + per_point + n * d * 8
 
