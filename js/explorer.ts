@@ -4,9 +4,11 @@
 // Every label is user data and is written with textContent, never as HTML.
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
 import {
-  centredOf, comparePairs, createPanel, leadText, marginText, PALETTE, ruleContext, SYMBOL_OF,
+  centredOf, comparePairs, createPanel, PALETTE, ruleContext, symbolOf,
   type Panel, type PairResult,
 } from "./panel";
+import { MARGIN } from "./verdict";
+import { pairBlock, ruleLines, type Reading } from "./wording";
 
 const STYLE = `
 .dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
@@ -24,49 +26,31 @@ const STYLE = `
 .dp-explorer .dp-sets button[aria-pressed="true"] { background: #eee; font-weight: bold; }
 `;
 
-/** Plain-language lines for the current domains (what summary.py says, per family). */
+/** Plain-language lines for the current domains: summary.py's wording (js/wording.ts). */
 export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>): string {
   const ctx = ruleContext(spec);
-  const lines: string[] = [
-    `Margins (leads within them, or on less than ${Math.round(ctx.minShare * 100)}% of the ` +
-    `domain, are negligible): ${spec.families.map((f) => `${f.name} ${marginText(f)}`).join(", ")}.`,
-  ];
-  const bounded = spec.families.filter((f) => f.method && f.method !== "exact");
-  if (bounded.length) {
-    lines.push(`Large-n values (${bounded.map((f) => `${f.name}: ${f.method}`).join(", ")}): a ` +
-      "verdict there holds only where the bounds separate; elsewhere it says the bounds overlap.");
-  }
   const banded = spec.families.some((f) => results.get(f.name)?.some((p) => p.confident !== "no band"));
-  if (!banded) {
-    lines.push("No verdict here holds with confidence: the profiles have no replicates " +
-      "(profile with n_boot > 0 for bands).");
-  }
+  const lines = ruleLines(
+    spec.families.map((f): [string, number, string] => [f.name, f.margin ?? MARGIN,
+      f.margin_unit ?? "relative"]),
+    ctx.minShare, !banded,
+    spec.families.filter((f) => f.method && f.method !== "exact")
+      .map((f): [string, string] => [f.name, f.method as string]));
   const sets = spec.sets;
   for (let a = 0; a < sets.length; a++) {
     for (let b = a + 1; b < sets.length; b++) {
-      const parts: string[] = [];
-      const sure: string[] = [];
+      const readings: Reading[] = [];
       for (const fam of spec.families) {
         const pair = results.get(fam.name)?.find((p) => p.a === a && p.b === b);
         if (!pair) continue;
-        const within = Number.isFinite(pair.lead)
-          ? ` (${sets[pair.verdict === "dominates" ? b : a]} ahead by ${leadText(fam, pair.lead)}` +
-            (fam.parameter === null ? "" : ` on ${Math.round(pair.minorShare * 100)}% of the domain`) +
-            ", within the margin)" : "";
-        if (pair.verdict === "dominates") parts.push(`${sets[a]} ≻ ${sets[b]} in ${fam.name}${within}`);
-        else if (pair.verdict === "dominated") parts.push(`${sets[b]} ≻ ${sets[a]} in ${fam.name}${within}`);
-        else if (pair.verdict === "bounds overlap") parts.push(`bounds overlap in ${fam.name}`);
-        else if (pair.verdict === "crosses") {
-          const symbol = SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter;
-          const at = pair.crossings.map((x) => `${symbol} ≈ ${Number(x.toPrecision(3))}`).join(", ");
-          parts.push(`cross in ${fam.name} at ${at}`);
-        }
-        if (pair.confident !== "no band") sure.push(`${fam.name}: ${pair.confident}`);
+        readings.push({
+          family: fam.name, verdict: pair.verdict, symbol: symbolOf(fam),
+          scale_free: fam.parameter === null, unit: fam.margin_unit ?? "relative",
+          crossings: pair.crossings, lead: pair.lead, share: pair.minorShare,
+          confident: pair.confident,
+        });
       }
-      lines.push(`${sets[a]} vs ${sets[b]}: ${parts.length ? parts.join("; ") : "tied in every family"}`);
-      if (sure.length) {
-        lines.push(`  with ${Math.round(ctx.ci * 100)}% confidence over these domains: ${sure.join(", ")}`);
-      }
+      lines.push(...pairBlock(sets[a], sets[b], readings, ctx.ci, true));
     }
   }
   return lines.join("\n");

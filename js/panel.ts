@@ -3,6 +3,7 @@
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
 import type { ExplorerSpec, FamilySpec } from "./model";
+import { amount, percent } from "./wording";
 import {
   bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, MARGIN, margins,
   marginVerdict, MIN_SHARE, separationSigns, shareAhead, signs, subsampleScale, tieTolerance,
@@ -14,8 +15,8 @@ export const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "
   "#CC79A7", "#000000"];
 const SYMBOL: Record<BoundedVerdict, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×",
   "bounds overlap": "≬" };
-export const SYMBOL_OF: Record<string, string> = { q: "q", t: "t", tau: "τ", s: "s" };
-const AXIS_NAME: Record<string, string> = { q: "order q", t: "scale t", tau: "threshold τ", s: "exponent s" };
+/** How a family's parameter is written in text (from the registry; the dimension name if absent). */
+export const symbolOf = (fam: FamilySpec): string => fam.symbol || (fam.parameter ?? "");
 
 export interface Curve {
   values: Float64Array;
@@ -114,26 +115,10 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
   return out;
 }
 
-/** The margin as words: "1% of n samples" or "1% relative". */
-export function marginText(fam: FamilySpec): string {
-  const pct = `${Number(((fam.margin ?? MARGIN) * 100).toPrecision(3))}%`;
-  return (fam.margin_unit ?? "relative") === "n" ? `${pct} of n samples` : `${pct} relative`;
-}
-
-/** How far the dismissed side led: "≤ 1 sample" or "≤ 0.4%". */
-export function leadText(fam: FamilySpec, lead: number): string {
-  if ((fam.margin_unit ?? "relative") === "n") {
-    const v = Number(lead.toPrecision(3));
-    return `≤ ${v} sample${v === 1 ? "" : "s"}`;
-  }
-  const pct = lead * 100;
-  return pct < 0.01 ? "< 0.01%" : `≤ ${Number(pct.toPrecision(2))}%`;
-}
-
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
                    domain: object[]): VisualizationSpec {
   const x = {
-    field: "x", type: "quantitative", title: `${AXIS_NAME[fam.parameter!] ?? fam.parameter}` +
+    field: "x", type: "quantitative", title: `${fam.axis_title || fam.parameter}` +
       (fam.axis === "log" ? " (log)" : ""),
     scale: fam.axis === "log" ? { type: "log" as const } : { zero: false },
   } as const;
@@ -249,8 +234,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     return input;
   });
   sliders.append(label);
-  // Log-scaled families with open ends can grow: Python computes more points (kernel needed).
-  if (fam.axis === "log" && fam.name !== "vendi") {
+  // Families the registry marks extendable can grow: Python computes more points (kernel needed).
+  if (fam.extendable) {
     for (const side of ["low", "high"] as const) {
       const button = document.createElement("button");
       button.type = "button";
@@ -276,7 +261,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     return loX === null || hiX === null ? [] : [{ lo: loX, hi: hiX }];
   }
   function showRange() {
-    label.textContent = `${SYMBOL_OF[fam.parameter ?? ""] ?? fam.parameter} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
+    label.textContent = `${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
     if (view) {
       view.data("domain", domainRow());
       view.runAsync();
@@ -367,15 +352,15 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
               cell.append(mark);
             }
             const dismissed = Number.isFinite(pair.lead)
-              ? `; ${sets[pair.verdict === "dominates" ? b : a]} ahead by ${leadText(fam, pair.lead)}` +
-                (fam.parameter === null ? "" : ` on ${Math.round(pair.minorShare * 100)}% of the domain`) +
+              ? `; ${sets[pair.verdict === "dominates" ? b : a]} ahead by ${amount(pair.lead, fam.margin_unit ?? "relative")}` +
+                (fam.parameter === null ? "" : ` on ${percent(pair.minorShare)} of the domain`) +
                 " is within the margin" : "";
             const sure = (pair.confident === "no band" ? "; no confidence band"
               : `; with confidence over this domain: ${pair.confident}`) +
               (fam.method && fam.method !== "exact"
                 ? `; values are ${fam.method}: a verdict holds only where the bounds separate` : "");
             cell.title = `${sets[a]} vs ${sets[b]}: ${pair.verdict}` + (pair.crossings.length
-              ? ` at ${fam.parameter} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + sure;
+              ? ` at ${symbolOf(fam)} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + sure;
           }
         });
       });

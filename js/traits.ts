@@ -15,6 +15,16 @@ export interface FamilySpec {
   axis: "log" | "linear" | "none";
   step: boolean;
   long_name: string;
+  /** integer-valued (a step function of its parameter) */
+  integer: boolean;
+  /** how the parameter is written in text (registry) */
+  symbol: string;
+  /** the chart's parameter axis (registry) */
+  axis_title: string;
+  /** Python can compute more grid points beyond either end */
+  extendable: boolean;
+  /** what lower/upper hold */
+  band: "bootstrap" | "certified" | null;
   /** grid points */
   n: number;
   /** offset into curves, in float64 elements */

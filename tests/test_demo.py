@@ -31,3 +31,18 @@ def test_demo_summary_reports_no_negligible_crossing(tmp_path, capsys):
     assert str(res.verdict_plain.sel(**pair).values) == "crosses"
     assert str(res.verdict.sel(**pair).values) == "dominated"
     assert float(res.minor_lead.sel(**pair)) == 1.0
+
+
+def test_digit_sets_without_scikit_learn_raises_importerror_and_the_cli_exits_2(
+    monkeypatch, tmp_path, capsys
+):
+    import sys
+
+    import pytest
+
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"pip install 'diversity-profiles\[examples\]'"):
+        demo.digit_sets(10)
+    assert demo.main(["-o", str(tmp_path / "d.nc")]) == 2
+    assert "error: digit_sets reads scikit-learn" in capsys.readouterr().err
+    assert not (tmp_path / "d.nc").exists()

@@ -107,7 +107,6 @@ def test_load_ext_registers_a_formatter_for_profile_trees_only(tree):
 
 def test_built_wheel_ships_the_bundle(tmp_path):
     import subprocess
-    import sys
     import zipfile
 
     root = Path(__file__).resolve().parents[1]
@@ -157,14 +156,18 @@ def test_choosing_another_condition_sends_its_curves(tree):
     assert explorer.condition == other
 
 
-def test_extending_a_domain_computes_new_points_from_the_cached_matrices(tmp_path):
+def test_extending_a_domain_computes_new_points_from_the_profilers_matrices(tmp_path):
     rng = np.random.default_rng(2)
     sets = {"a": rng.standard_normal((30, 3)), "b": rng.standard_normal((25, 3))}
-    tree = dp.profiles(sets, representation="r", distance="euclidean", n_points=10, n_boot=5)
-    explorer = ProfileExplorer(tree)
+    profiler = dp.Profiler(sets, representation="r", distance="euclidean")
+    tree = profiler.profiles(n_points=10, n_boot=5)
+    explorer = ProfileExplorer(tree, profiler=profiler)
+    extendable = {f["name"] for f in explorer.spec["families"] if f["extendable"]}
+    assert extendable == {"magnitude", "energy"}
     explorer.extend("magnitude", "high", points=5)
-    ds = tree["r/euclidean"].to_dataset()
+    ds = explorer.tree["r/euclidean"].to_dataset()
     assert ds.t.size == 15 and explorer.status == ""
+    assert tree["r/euclidean"].t.size == 10  # the user's tree is a value: left unchanged
     D = dp.pairwise_distances(sets["a"])
     np.testing.assert_allclose(
         ds.magnitude.sel(set="a").values, dp.magnitude(D, ds.t.values), rtol=1e-10
@@ -172,13 +175,52 @@ def test_extending_a_domain_computes_new_points_from_the_cached_matrices(tmp_pat
     assert explorer.domains["magnitude"] == pytest.approx([ds.t.values[0], ds.t.values[-1]])
     assert {f["name"]: f["n"] for f in explorer.spec["families"]}["magnitude"] == 15
     explorer.extend("energy", "low", points=3)
-    e = tree["r/euclidean"].to_dataset()
+    e = explorer.tree["r/euclidean"].to_dataset()
     assert e.s.size == 13 and int(np.isnan(e.energy_ci_lower.values).sum()) == 2 * 3
     explorer.extend("vendi", "high")
     assert "cannot be extended" in explorer.status
-    # A tree read back in another session has no matrices in memory: the view says so.
+    # Without a profiler (a tree read back from a file) nothing can be extended: the view
+    # hides the buttons and says why when asked anyway.
     tree.to_netcdf(tmp_path / "t.nc")
-    sys.modules["diversity_profiles.profiles"]._RECENT.clear()  # as in a fresh process
     loaded = ProfileExplorer(xr.open_datatree(tmp_path / "t.nc"))
+    assert not any(f["extendable"] for f in loaded.spec["families"])
     loaded.extend("magnitude", "high")
-    assert "not in memory" in loaded.status
+    assert "No profiler" in loaded.status
+
+
+def test_profiler_extend_returns_a_new_tree_and_refuses_what_it_cannot_grow():
+    sets = {"a": [[0.0], [1.0], [3.0]], "b": [[0.0], [2.0], [2.5]]}
+    profiler = dp.Profiler(sets, representation="r", distance="euclidean")
+    tree = profiler.profiles(families=["vendi", "magnitude"], n_points=6)
+    longer = profiler.extend(tree, "magnitude", "low", points=2)
+    t = longer["r/euclidean"].t.values
+    assert t.size == 8 and tree["r/euclidean"].t.size == 6
+    # the same geometric step continues below the grid
+    np.testing.assert_allclose(t[1] / t[0], t[3] / t[2], rtol=1e-12)
+    with pytest.raises(
+        ValueError, match=r"extendable family \('magnitude', 'energy'\)\. Got 'vendi'"
+    ):
+        profiler.extend(tree, "vendi")
+    other = dp.profiles(
+        {"a": [[0.0], [1.0]], "b": [[0.0], [5.0]]},
+        representation="r",
+        distance="euclidean",
+        families="magnitude",
+        n_points=5,
+    )
+    with pytest.raises(ValueError, match=r"must hold the condition 'r/euclidean' profiled from"):
+        profiler.extend(other, "magnitude")
+
+
+def test_two_runs_with_the_same_inputs_give_identical_trees_but_the_timestamp():
+    import xarray.testing as xrt
+
+    rng = np.random.default_rng(5)
+    sets = {"a": rng.standard_normal((20, 2)), "b": rng.standard_normal((18, 2))}
+    runs = [
+        dp.profiles(sets, representation="r", distance="euclidean", n_points=8, n_boot=4, seed=3)
+        for _ in range(2)
+    ]
+    for tree in runs:  # "created" is the one attribute documented to differ
+        tree["r/euclidean"].attrs.pop("created")
+    xrt.assert_identical(runs[0], runs[1])

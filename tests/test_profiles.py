@@ -237,7 +237,8 @@ def test_accessor_exists_when_xarray_is_imported_after_the_package(tmp_path):
         (
             dict(families=["vendi", "entropy"]),
             ValueError,
-            r"'families' argument of profiles must be one of 'vendi', 'magnitude', 'circles', "
+            r"'families' argument of profiles must be one of 'vendi', 'similarity_diversity', "
+            r"'magnitude', 'circles', "
             r"'energy', "
             r"'average_distance', 'richness'. Got 'entropy'",
         ),
@@ -297,3 +298,25 @@ def test_non_psd_gaussian_kernel_of_a_precomputed_distance_names_the_fix():
             families="vendi",
             bandwidth=2.0,
         )
+
+
+def test_a_profiler_gives_the_tree_profiles_gives_and_holds_no_hidden_state():
+    import xarray.testing as xrt
+
+    from diversity_profiles import profiles as profiles_module
+
+    rng = np.random.default_rng(8)
+    sets = {"a": rng.standard_normal((12, 2)), "b": rng.standard_normal((10, 2))}
+    kw = dict(representation="r", distance="euclidean")
+    direct = dp.profiles(sets, n_points=6, n_boot=3, seed=4, **kw)
+    profiler = dp.Profiler(sets, seed=4, **kw)
+    kept = profiler.profiles(n_points=6, n_boot=3)
+    again = profiler.profiles(n_points=6, n_boot=3)  # the same matrices, a new tree
+    assert kept is not again
+    for tree in (direct, kept, again):
+        assert "session_key" not in tree["r/euclidean"].attrs
+        tree["r/euclidean"].attrs.pop("created")
+    xrt.assert_identical(direct, kept)
+    xrt.assert_identical(kept, again)
+    # Nothing module-level remembers conditions any more.
+    assert not hasattr(profiles_module, "_RECENT") and not hasattr(profiles_module, "recall")

@@ -14,6 +14,7 @@ from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
 from diversity_profiles.explorer import ProfileExplorer
+from diversity_profiles.summary import summary
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
 from .conftest import XSS
@@ -90,8 +91,13 @@ def test_slider_from_the_keyboard_changes_the_verdict_as_compare_does(page, tree
     assert cell(pg, "magnitude") == expected
     saved = pg.evaluate("window.__saved.at(-1)")
     assert saved["magnitude"] == pytest.approx([t[k], t[-1]])
-    # The summary for the current domain follows.
-    assert f"A ≻ {XSS} in magnitude" in pg.locator(".dp-summary").inner_text()
+    # The summary for the current domain follows, in summary.py's words (wording.py).
+    text = pg.locator(".dp-summary").inner_text()
+    want = summary(dp.compare(tree, domains={"magnitude": (t[k], t[-1])}), markdown=False)
+    lines = [line.strip() for line in want.splitlines() if line.lstrip().startswith("- ")]
+    assert lines and f"A ≻ {XSS}" in lines[0]
+    for line in lines:
+        assert line in text
 
 
 def test_brushing_an_x_range_moves_the_slider(page, tree):

@@ -103,9 +103,17 @@ def test_margin_and_simultaneous_confidence_match_compare_on_narrowed_domains(
     assert _matrices(pg) == _expected(narrowed, labels)
     text = pg.locator(".dp-summary").inner_text()
     assert "Margins (leads within them, or on less than 5% of the domain" in text
-    assert "circles 1% of n samples" in text and "vendi 1% relative" in text
-    assert "with 90% confidence over these domains: vendi: " in text
+    assert "circles 0.01 × n samples" in text and "vendi 0.01 relative" in text
+    assert "with 90% confidence over each whole domain (" in text
     assert "within the margin" in text  # a dismissed lead is named, not hidden
+    # Line for line what summary.py writes for the same narrowed comparison.
+    from diversity_profiles.summary import summary
+
+    want = summary(
+        dp.compare(banded_tree, domains={"vendi": (q[6], q[-1])}), markdown=False
+    ).splitlines()
+    words = [w.strip() for w in want if w.startswith(("Margins", "No verdict", "- ", "  - "))]
+    assert words and all(w in text for w in words)
     mark = pg.locator("section[data-family=vendi] td[data-confident] sup.dp-conf").first
     assert mark.inner_text() in ("✓", "?")
     assert blocked == []

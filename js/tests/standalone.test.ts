@@ -15,7 +15,9 @@ function payload(): StandalonePayload {
   const spec = (condition: string): ExplorerSpec => ({
     condition, representation: condition, distance: "d", sets: ["A", "B"],
     families: [{ name: "magnitude", parameter: "t", axis: "log", step: false,
-      long_name: "magnitude", n: 9, grid: 0, values: 9, lower: null, upper: null }],
+      // extendable as a live widget with a profiler saved it: offline, the buttons hide.
+      long_name: "magnitude", integer: false, symbol: "t", axis_title: "scale t",
+      extendable: true, band: null, n: 9, grid: 0, values: 9, lower: null, upper: null }],
   });
   return {
     version: 1,

@@ -12,7 +12,8 @@ function fakeModel(): Model & { listeners: () => number } {
   const spec: ExplorerSpec = {
     condition: "r/d", representation: "r", distance: "d", sets: ["A", XSS],
     families: [{ name: "magnitude", parameter: "t", axis: "log", step: false,
-      long_name: "magnitude", n: 9, grid: 0, values: 9, lower: null, upper: null }],
+      long_name: "magnitude", integer: false, symbol: "t", axis_title: "scale t",
+      extendable: false, band: null, n: 9, grid: 0, values: 9, lower: null, upper: null }],
   };
   const state: Traits = { spec, curves: new DataView(floats.buffer), domains: {},
     selected_sets: [], condition: "r/d", conditions: ["r/d"],

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 
 #: Written into every HTML page we produce; its presence is what lets ``overwrite``
 #: replace the page later (and nothing else).

@@ -351,3 +351,26 @@ def estimate_seconds(seconds: float, name: str, func: str, *, budget: float | No
             f"than the time budget of {budget:g} s. Lower {name!r}, or pass "
             f"max_seconds=None (or a larger budget) to run it anyway."
         )
+
+
+def check_text(value, what: str) -> str:
+    """A label or name: a string, storable in netCDF and zarr (no NUL, valid Unicode).
+
+    Examples
+    --------
+    >>> check_text("beam", "set label")
+    'beam'
+    >>> check_text("a\\x00b", "set label")
+    Traceback (most recent call last):
+    ...
+    ValueError: set label 'a\\x00b' contains a NUL character
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"{what} {value!r} is a {type(value).__name__}, not a string")
+    if "\x00" in value:
+        raise ValueError(f"{what} {value!r} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} {value!r} is not valid Unicode (a lone surrogate)") from None
+    return value

@@ -1,15 +1,18 @@
 """``tree.dp``: what users do next with a profile tree.
 
-Thin by design (like xarray's own accessors): ``__init__`` only stores the tree,
-module-level functions do the work.
+A thin facade (like xarray's own accessors) that nothing else in the package
+imports: ``__init__`` only stores the tree, and every method forwards to the module
+that does the work. The tree-layout helpers live in :mod:`.layout`; their names
+stay importable from here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 import xarray as xr
+
+from .layout import band_of, comparison_paths, conditions_of, tidy
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -18,77 +21,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .explorer import ProfileExplorer
+    from .profiler import Profiler
 
-
-def _paths_where(tree: xr.DataTree, holds) -> list[str]:
-    return [
-        node.relative_to(tree) if node is not tree else "." for node in tree.subtree if holds(node)
-    ]
-
-
-def conditions_of(tree: xr.DataTree) -> list[str]:
-    """Paths (``"representation/distance"``) of the nodes that hold profiles."""
-    return _paths_where(tree, lambda node: "set" in node.dims and "representation" in node.attrs)
-
-
-def band_of(ds: xr.Dataset, family: str) -> tuple[xr.DataArray | None, xr.DataArray | None]:
-    """The band drawn around a family's curves: its bootstrap band if it has one, else
-    its (lower, upper) bounds (Circles always; other families from the large-n methods),
-    else ``(None, None)``."""
-    if f"{family}_ci_lower" in ds:
-        return ds[f"{family}_ci_lower"], ds[f"{family}_ci_upper"]
-    if family == "circles" and "circles_upper" in ds:
-        return ds["circles"], ds["circles_upper"]
-    if f"{family}_lower" in ds and f"{family}_upper" in ds:
-        return ds[f"{family}_lower"], ds[f"{family}_upper"]
-    return None, None
-
-
-def tidy(tree: xr.DataTree, condition: str | None = None) -> pd.DataFrame:
-    """Long table: one row per (condition, family, set, parameter value).
-
-    Columns: ``representation, distance, family, variable, set, parameter,
-    value``. Scale-free families have ``parameter`` NaN and an empty parameter name.
-    """
-    import pandas as pd
-
-    frames = []
-    paths = conditions_of(tree) if condition is None else [condition]
-    for path in paths:
-        ds = tree[path].to_dataset()
-        for name, var in ds.data_vars.items():
-            family = var.attrs.get("family")
-            if family is None:
-                continue
-            param_dims = [d for d in var.dims if d != "set"]
-            frame = var.to_dataframe(name="value").reset_index()
-            if param_dims:
-                frame = frame.rename(columns={param_dims[0]: "parameter"})
-                frame["parameter_name"] = param_dims[0]
-            else:
-                frame["parameter"] = np.nan
-                frame["parameter_name"] = ""
-            frame["family"] = family
-            frame["variable"] = name
-            frame["representation"] = ds.attrs["representation"]
-            frame["distance"] = ds.attrs["distance"]
-            frames.append(frame)
-    columns = [
-        "representation",
-        "distance",
-        "family",
-        "variable",
-        "set",
-        "parameter_name",
-        "parameter",
-        "value",
-    ]
-    return pd.concat(frames, ignore_index=True)[columns]
-
-
-def comparison_paths(tree: xr.DataTree) -> list[str]:
-    """Paths of the nodes that hold comparison results."""
-    return _paths_where(tree, lambda node: "verdict" in node.data_vars)
+__all__ = ["DiversityProfilesAccessor", "band_of", "comparison_paths", "conditions_of", "tidy"]
 
 
 @xr.register_datatree_accessor("dp")
@@ -130,11 +65,14 @@ class DiversityProfilesAccessor:
 
         return plot_profiles(self._tree, condition, crossings=crossings)
 
-    def explore(self, condition: str | None = None) -> ProfileExplorer:
-        """The interactive explorer widget for a condition (the first by default)."""
+    def explore(
+        self, condition: str | None = None, profiler: Profiler | None = None
+    ) -> ProfileExplorer:
+        """The interactive explorer widget for a condition (the first by default);
+        pass the :class:`~diversity_profiles.Profiler` behind the tree to extend grids."""
         from .explorer import ProfileExplorer
 
-        return ProfileExplorer(self._tree, condition)
+        return ProfileExplorer(self._tree, condition, profiler=profiler)
 
     def report(self, path, **kwargs) -> Path:
         """A self-contained offline HTML report (see :func:`diversity_profiles.report`)."""

@@ -267,8 +267,12 @@ def _circles_sweep(
     method: str = "auto",
     seed: int = 0,
     time_limit: float | None = None,
+    remedy: str = "Pass a larger time_limit, or return_bounds=True to see the gap.",
 ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Certified (lower, upper) Circles bounds at every threshold; assumes checked input."""
+    """Certified (lower, upper) Circles bounds at every threshold; assumes checked input.
+
+    ``remedy``: what the time-limit warning tells the caller to do (the arguments of
+    :func:`circles` by default; :func:`profiles` has others)."""
     n = D.shape[0]
     grid, inverse = np.unique(taus, return_inverse=True)
     m = len(grid)
@@ -328,8 +332,7 @@ def _circles_sweep(
             f"circles: CP-SAT reached the time limit ({time_limit:g} s per threshold, "
             f"{AUTO_SWEEP_BUDGET:g} s per sweep with method='auto') before proving optimality "
             f"at {len(hits)} of {m} threshold(s) (tau = {where}{more}). "
-            f"Certified bounds are returned there; the value is the lower bound. Pass a "
-            f"larger time_limit, or return_bounds=True to see the gap.",
+            f"Certified bounds are returned there; the value is the lower bound. {remedy}",
             UserWarning,
             stacklevel=3,
         )

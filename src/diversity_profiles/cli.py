@@ -132,7 +132,7 @@ def cmd_compute(args) -> int:
     import diversity_profiles as dp
 
     from ._io import store_kind
-    from .storage import check_text
+    from ._validation import check_text
 
     # Checked before computing so nobody waits for a doomed run; the binding check is
     # made again at the final rename (two runs may race for one name).

@@ -12,31 +12,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import verdict as rule
+from . import wording
 from ._validation import check_real, one_of
 from .families import FAMILIES
+from .layout import curves as family_curves
 
 if TYPE_CHECKING:
     import xarray as xr
 
 FUNC = "compare"
-
-
-def _family_curves(ds) -> dict[str, tuple[str | None, np.ndarray, np.ndarray]]:
-    """family -> (parameter name, grid, values(set, grid)) for the families in ``ds``."""
-    out: dict[str, tuple[str | None, np.ndarray, np.ndarray]] = {}
-    for name, fam in FAMILIES.items():
-        if name not in ds.data_vars:
-            continue
-        var = ds[name]
-        if fam.parameter is None:
-            out[name] = (None, np.zeros(1), np.asarray(var.values, dtype=np.float64)[:, None])
-        else:
-            out[name] = (
-                fam.parameter,
-                ds[fam.parameter].values,
-                np.asarray(var.values, np.float64),
-            )
-    return out
 
 
 #: Methods whose values come with bounds that the verdicts respect (verdict.py, step 7).
@@ -48,8 +32,8 @@ def bounds_of(ds, family: str) -> tuple[np.ndarray, np.ndarray] | None:
     present when its values are certified bounds or estimates ± error (attribute
     ``method``, set by the large-n methods), None for exact values.
 
-    Bounds are ``<family>_lower``/``<family>_upper`` (Circles: ``circles`` and
-    ``circles_upper``), else the value ± ``<family>_error``; a NaN bound (a set computed
+    Bounds are the registry's ``bounds`` variables (else ``<family>_lower``/
+    ``<family>_upper``), else the value ± ``<family>_error``; a NaN bound (a set computed
     exactly in a merged tree) is the value itself, and a family that claims bounds but
     stores none is unbounded (no verdict but "bounds overlap" or "tied").
     """
@@ -57,10 +41,11 @@ def bounds_of(ds, family: str) -> tuple[np.ndarray, np.ndarray] | None:
     if var.attrs.get("method") not in BOUNDED_METHODS:
         return None
     values = np.asarray(var.values, dtype=np.float64).reshape(var.sizes["set"], -1)
-    lower_name = "circles" if family == "circles" else f"{family}_lower"
-    if lower_name in ds and f"{family}_upper" in ds:
-        lo = np.asarray(ds[lower_name].values, dtype=np.float64).reshape(values.shape)
-        hi = np.asarray(ds[f"{family}_upper"].values, dtype=np.float64).reshape(values.shape)
+    fam = FAMILIES.get(family)
+    names = fam.bounds if fam is not None and fam.bounds else (f"{family}_lower", f"{family}_upper")
+    if all(name in ds for name in names):
+        lo = np.asarray(ds[names[0]].values, dtype=np.float64).reshape(values.shape)
+        hi = np.asarray(ds[names[1]].values, dtype=np.float64).reshape(values.shape)
     elif f"{family}_error" in ds:
         err = np.abs(np.asarray(ds[f"{family}_error"].values, dtype=np.float64))
         lo, hi = values - err.reshape(values.shape), values + err.reshape(values.shape)
@@ -93,22 +78,6 @@ def _narrow(family: str, grid: np.ndarray, domain, path: str) -> tuple[np.ndarra
             f"{path!r}; widen it or recompute the profiles on a finer grid."
         )
     return keep, f"[{lo:g}, {hi:g}] (narrowed)"
-
-
-def _agreement(verdicts: list[str]) -> str:
-    """Cross-family reading of one ordered pair: "bounds overlap" when the families the
-    bounds can order agree but some cannot be ordered."""
-    kinds = set(verdicts)
-    if rule.OVERLAP in kinds:
-        decided = _agreement([v for v in verdicts if v != rule.OVERLAP])
-        return "mixed" if decided == "mixed" else rule.OVERLAP
-    if kinds <= {"tied"}:
-        return "tied"
-    if kinds <= {"dominates", "tied"}:
-        return "a_ahead"
-    if kinds <= {"dominated", "tied"}:
-        return "b_ahead"
-    return "mixed"
 
 
 def _sizes(ds, S: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -155,7 +124,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         raise ValueError(
             f"{FUNC} needs at least two sets to compare; condition {path!r} holds only {labels}."
         )
-    curves = _family_curves(ds)
+    curves = family_curves(ds)
     unknown = sorted(set(domains) - set(curves))
     if unknown:
         raise ValueError(
@@ -176,8 +145,9 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     attrs.update(rtol=rtol, atol=atol, min_share=min_share, band=opts["band"])
     sizes, scales, caps = _sizes(ds, S)
     for f, fam in enumerate(fams):
-        param, grid, values = curves[fam]
-        family = FAMILIES[fam]
+        got = curves[fam]
+        family = got.family
+        param, grid, values = family.parameter, got.grid, got.values
         attrs[f"margin_{fam}"] = chosen[fam]
         attrs[f"margin_unit_{fam}"] = family.margin_unit
         if fam in domains and param is not None:
@@ -192,9 +162,8 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         if bounds is not None:
             bounds = (bounds[0][:, keep], bounds[1][:, keep])
         centred = None
-        if f"{fam}_boot" in ds and np.isfinite(scales).all():
-            raw = np.asarray(ds[f"{fam}_boot"].values, dtype=np.float64)
-            raw = raw[..., None] if param is None else raw[..., keep]
+        if got.boot is not None and np.isfinite(scales).all():
+            raw = got.boot[..., keep]
             centred = [
                 rule.centred_replicates(raw[k], vals[k], scales[k], caps[k]) for k in range(S)
             ]
@@ -256,7 +225,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         counts[i, j, f] = len(locs)
     agreement = np.array(
         [
-            [_agreement(list(verdicts[i, j])) if i != j else "tied" for j in range(S)]
+            [wording.agreement(list(verdicts[i, j])) if i != j else "tied" for j in range(S)]
             for i in range(S)
         ]
     )
@@ -331,7 +300,9 @@ def compare(
     tree : xarray.DataTree
         A result of :func:`profiles` (or :func:`merge`).
     domains : dict of str to (low, high), optional
-        Narrow a family's parameter domain; it must lie inside the computed grid.
+        Narrow a family's parameter domain to a window; it must lie inside the
+        computed grid. Any pair (tuple or list) is a window here: unlike
+        ``profiles(domains=...)``, where a list is an explicit grid, nothing is computed.
     rtol, atol : float
         Tolerances below which two curves are tied at a point.
     margins : float or dict of str to float, optional
@@ -371,7 +342,7 @@ def compare(
     """
     import xarray as xr
 
-    from .accessor import conditions_of
+    from .layout import conditions_of
 
     if not isinstance(tree, xr.DataTree):
         raise TypeError(f"{FUNC} takes a DataTree from dp.profiles. Got {type(tree).__name__}.")

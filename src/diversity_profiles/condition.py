@@ -111,7 +111,7 @@ class PreparedSet:
 
 
 def _check_label(label) -> str:
-    from .storage import check_text
+    from ._validation import check_text
 
     if not isinstance(label, str) or not label or "/" in label:
         raise ValueError(

@@ -15,14 +15,23 @@ import time
 
 import numpy as np
 
+from .families import FAMILIES
+
 
 def digit_sets(n_per_set: int = 150, seed: int = 0) -> dict[str, np.ndarray]:
-    """Pixel vectors (64 features, scaled to [0, 1]) of digits from the first k classes."""
+    """Pixel vectors (64 features, scaled to [0, 1]) of digits from the first k classes.
+
+    Raises
+    ------
+    ImportError
+        Without scikit-learn, naming the extra that installs it (the CLI ``main``
+        turns it into an error message and exit status 2).
+    """
     try:
         from sklearn.datasets import load_digits
     except ImportError:
-        raise SystemExit(
-            "The demo reads scikit-learn's bundled digits: "
+        raise ImportError(
+            "digit_sets reads scikit-learn's bundled digits, which is not installed: "
             "pip install 'diversity-profiles[examples]'"
         ) from None
     digits = load_digits()
@@ -53,18 +62,24 @@ def summarize(tree) -> str:
         def row(label, values):
             lines.append(f"{label:<28}" + "".join(f"{v:>14.4g}" for v in values))
 
-        for var in ("richness", "average_distance"):
-            if var in ds:
-                row(var, ds[var].values)
-        if "vendi" in ds:
-            for q in (0.0, 1.0, 2.0, np.inf):
-                row(f"vendi q={q:g}", ds.vendi.sel(q=q).values)
-        for var, dim in (("magnitude", "t"), ("circles", "tau"), ("energy", "s")):
-            if var not in ds:
+        for fam in FAMILIES.values():
+            if fam.name not in ds:
                 continue
-            grid = ds[dim].values
-            for idx in (len(grid) // 4, len(grid) // 2, 3 * len(grid) // 4):
-                row(f"{var} {dim}={grid[idx]:.3g}", ds[var].isel({dim: idx}).values)
+            if fam.parameter is None:
+                row(fam.name, ds[fam.name].values)
+                continue
+            grid = ds[fam.parameter].values
+            # the registry's landmarks on the grid, else its quartiles
+            picks = [int(np.flatnonzero(grid == x)[0]) for x in fam.landmarks if x in grid] or [
+                len(grid) // 4,
+                len(grid) // 2,
+                3 * len(grid) // 4,
+            ]
+            for idx in picks:
+                row(
+                    f"{fam.name} {fam.parameter}={grid[idx]:.3g}",
+                    ds[fam.name].isel({fam.parameter: idx}).values,
+                )
         lines.append("")
     return "\n".join(lines)
 
@@ -93,8 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
+    try:
+        sets = digit_sets(args.n)
+    except ImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     start = time.perf_counter()
-    tree = dp.profiles(digit_sets(args.n), representation="pixels", distance="euclidean")
+    tree = dp.profiles(sets, representation="pixels", distance="euclidean")
     elapsed = time.perf_counter() - start
     print(summarize(tree))
     print(tree.dp.summary())

@@ -44,7 +44,7 @@ FUNC = "explain"
 
 
 def _condition_node(tree, condition, func: str = FUNC):
-    from .accessor import conditions_of
+    from .layout import conditions_of
 
     paths = conditions_of(tree)
     if condition is None:

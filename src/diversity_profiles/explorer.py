@@ -10,24 +10,34 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anywidget
 import numpy as np
 import traitlets
-import xarray as xr
 
-from .accessor import band_of, conditions_of
 from .compare import bounds_of
 from .families import FAMILIES
+from .layout import conditions_of, curves
 from .verdict import MIN_SHARE
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from .profiler import Profiler
 
 _BUNDLE = Path(__file__).parent / "static" / "widget.js"
 #: Carried by every explorer display; drawn by the JupyterLab extension with no kernel.
 MIME_TYPE = "application/vnd.diversity-profiles.explorer+json"
 
 
-def pack_condition(ds) -> tuple[dict, bytes]:
-    """The ``spec`` and ``curves`` traits for one condition's Dataset."""
+def pack_condition(ds, can_extend: bool = False) -> tuple[dict, bytes]:
+    """The ``spec`` and ``curves`` traits for one condition's Dataset.
+
+    Each family carries the registry's display facts (symbol, axis title, band
+    kind, ...), so the JavaScript names no family. ``can_extend``: a profiler
+    stands behind the view, so extendable families may grow their grid.
+    """
     sets = [str(s) for s in ds["set"].values]
     chunks: list[np.ndarray] = []
     offset = 0
@@ -48,50 +58,31 @@ def pack_condition(ds) -> tuple[dict, bytes]:
         if "n_samples" in ds
         else np.full(len(sets), np.nan)
     )
-    for name, fam in FAMILIES.items():
-        if name not in ds.data_vars:
-            continue
-        values = np.asarray(ds[name].values, dtype=np.float64)
-        grid = ds[fam.parameter].values if fam.parameter else np.zeros(1)
-        values = values.reshape(len(sets), grid.size)
-        lower, upper = band_of(ds, name)
-        bounds = bounds_of(ds, name)  # what the verdicts use (verdict.py, step 7)
-        band = [
-            None if x is None else np.asarray(x.values).reshape(values.shape)
-            for x in (lower, upper)
-        ]
-        at = [None if x is None else put(x) for x in band]
+    for got in curves(ds).values():
+        fam = got.family
+        at = [None if x is None else put(x) for x in (got.lower, got.upper)]
         bound_at: list[int | None] = [None, None]
-        for k, edge in enumerate(bounds or ()):
-            # The drawn band is often these very bounds: send them once.
-            drawn = band[k]
+        for k, edge in enumerate(bounds_of(ds, fam.name) or ()):  # verdict.py, step 7
+            drawn = (got.lower, got.upper)[k]  # often these very bounds: sent once
             same = drawn is not None and np.array_equal(drawn, edge)
             bound_at[k] = at[k] if same else put(edge)
         # Replicates (set, replicate, grid) let the view compute simultaneous bands for the
         # domain the user narrows to, by the rule of compare (verdict.py, step 6).
-        boot = ds[f"{name}_boot"] if f"{name}_boot" in ds else None
-        n_boot = 0 if boot is None else int(boot.sizes["boot"])
         families.append(
             {
-                "name": name,
-                "parameter": fam.parameter,
-                "axis": fam.axis,
-                "step": fam.step,
-                "long_name": fam.long_name,
-                "n": int(grid.size),
-                "grid": put(grid),
-                "values": put(values),
+                **fam.display(),
+                "extendable": bool(can_extend and fam.extendable),
+                "band": got.band,
+                "n": int(got.grid.size),
+                "grid": put(got.grid),
+                "values": put(got.values),
                 "lower": at[0],
                 "upper": at[1],
-                "method": str(ds[name].attrs.get("method", "exact")),
+                "method": str(ds[fam.name].attrs.get("method", "exact")),
                 "bounds_lower": bound_at[0],
                 "bounds_upper": bound_at[1],
-                "margin_unit": fam.margin_unit,
-                "margin": fam.margin,
-                "boot": None
-                if boot is None
-                else put(np.asarray(boot.values).reshape(len(sets), n_boot, grid.size)),
-                "n_boot": n_boot,
+                "boot": None if got.boot is None else put(got.boot),
+                "n_boot": 0 if got.boot is None else int(got.boot.shape[1]),
             }
         )
     spec = {
@@ -133,6 +124,10 @@ class ProfileExplorer(anywidget.AnyWidget):
         A result of :func:`diversity_profiles.profiles`.
     condition : str, optional
         Which condition to show; the first one by default.
+    profiler : Profiler, optional
+        The :class:`~diversity_profiles.Profiler` that computed ``tree``. With it the
+        view offers "more ▶" buttons that compute more grid points of extendable
+        families from its prepared matrices; without it they are hidden.
 
     Attributes
     ----------
@@ -155,7 +150,9 @@ class ProfileExplorer(anywidget.AnyWidget):
     #: What Python is computing right now (shown in the view); empty when idle.
     status = traitlets.Unicode().tag(sync=True)
 
-    def __init__(self, tree, condition: str | None = None, **kwargs) -> None:
+    def __init__(
+        self, tree, condition: str | None = None, profiler: Profiler | None = None, **kwargs
+    ) -> None:
         if not _BUNDLE.exists():
             raise FileNotFoundError(
                 f"The explorer's JavaScript bundle is missing ({_BUNDLE}). Reinstall the package "
@@ -170,7 +167,8 @@ class ProfileExplorer(anywidget.AnyWidget):
                 f"Got {condition!r}."
             )
         self._tree = tree
-        spec, curves = pack_condition(tree[condition].to_dataset())
+        self._profiler = profiler
+        spec, curves = pack_condition(tree[condition].to_dataset(), self._can_extend(condition))
         super().__init__(spec=spec, curves=curves, condition=condition, conditions=paths, **kwargs)
 
     @traitlets.validate("condition")
@@ -186,7 +184,9 @@ class ProfileExplorer(anywidget.AnyWidget):
         """Another condition was chosen (in the view or here): send its curves."""
         if not hasattr(self, "_tree"):
             return
-        spec, curves = pack_condition(self._tree[change["new"]].to_dataset())
+        spec, curves = pack_condition(
+            self._tree[change["new"]].to_dataset(), self._can_extend(change["new"])
+        )
         with self.hold_sync():
             self.domains = {}
             self.spec, self.curves = spec, curves
@@ -229,61 +229,57 @@ class ProfileExplorer(anywidget.AnyWidget):
     def extend(self, family: str, side: str = "high", points: int = 10) -> None:
         """Compute ``points`` more grid points beyond one end of a family's domain.
 
-        Uses the distance matrices that :func:`profiles` prepared in this process (no
-        feature or distance is recomputed), adds the points to the tree and to the
-        view, and widens ``domains[family]`` to include them. Only log-scaled families
-        with an open end can grow (magnitude's scale t, energy's exponent s).
+        Needs the :class:`~diversity_profiles.Profiler` the explorer was given (its
+        prepared matrices; nothing is recomputed). The explorer's :attr:`tree` becomes
+        the extended tree (the tree you passed in is left unchanged), the view gets
+        the new points, and ``domains[family]`` widens to include them.
         """
-        from .profiles import recall
-
-        ds = self._tree[self.condition].to_dataset()
         fam = FAMILIES.get(family)
-        if fam is None or family not in ds or fam.axis != "log" or family == "vendi":
-            self.status = f"{family!r} cannot be extended: only magnitude and energy can."
+        if fam is None or not fam.extendable:
+            names = [name for name, f in FAMILIES.items() if f.extendable]
+            self.status = f"{family!r} cannot be extended: only {', '.join(names)} can."
             return
-        cond = recall(ds.attrs.get("session_key"))
-        if cond is None:
+        profiler = self._profiler
+        if profiler is None or not self._can_extend(self.condition):
             self.status = (
-                "The matrices behind these profiles are not in memory (loaded from a file, or "
-                "computed too long ago in this session); recompute them with dp.profiles to "
-                "extend a domain."
+                "No profiler stands behind this view, so its matrices are not in memory: pass "
+                "ProfileExplorer(tree, profiler=profiler) with the dp.Profiler that computed "
+                "the tree to extend a domain."
             )
             return
-        grid = ds[fam.parameter].values
-        step = grid[-1] / grid[-2] if side == "high" else grid[1] / grid[0]
-        k = np.arange(1, points + 1)
-        new = grid[-1] * step**k if side == "high" else np.sort(grid[0] / step**k)
         self.status = f"computing {family} at {points} more {fam.parameter} values…"
         try:
-            results = [fam.evaluate(cond, item, new) for item in cond.sets]
-            # Every variable on this axis (bands, replicates) gets NaN at the new points;
-            # the family itself and its large-n bounds get their values there.
-            grown = ds.reindex({fam.parameter: np.union1d(grid, new)})
-            at = np.searchsorted(grown[fam.parameter].values, new)
-            for var in results[0]:
-                if var not in ds or ds[var].dims != ds[family].dims:
-                    continue
-                filled = grown[var].values.copy()
-                filled[:, at] = np.stack([np.asarray(r[var][0]) for r in results])
-                grown[var] = (ds[var].dims, filled, ds[var].attrs)
-            grown[fam.parameter].attrs = ds[fam.parameter].attrs | {
-                "domain": ds[fam.parameter].attrs.get("domain", "") + f"; extended {side}"
-            }
-            self._tree[self.condition] = xr.DataTree(grown)
-            spec, curves = pack_condition(grown)
+            self._tree = profiler.extend(self._tree, family, side, points)
+            grown = self._tree[self.condition].to_dataset()
+            spec, packed = pack_condition(grown, can_extend=True)
             domains = dict(self.domains)
             domains[family] = [float(grown[fam.parameter].min()), float(grown[fam.parameter].max())]
             with self.hold_sync():
-                self.spec, self.curves, self.domains = spec, curves, domains
+                self.spec, self.curves, self.domains = spec, packed, domains
         finally:
             self.status = ""
 
+    @property
+    def tree(self) -> xr.DataTree:
+        """The tree shown (after :meth:`extend`, the extended one)."""
+        return self._tree
+
+    def _can_extend(self, condition: str) -> bool:
+        return self._profiler is not None and self._profiler.holds(self._tree, condition)
+
 
 def static_fallbacks(tree, condition: str | None = None) -> dict:
-    """``image/svg+xml`` charts and a ``text/markdown`` summary of a profile tree."""
+    """``image/svg+xml`` charts and a ``text/markdown`` summary of a profile tree
+    (one :func:`compare`, shared by the chart's crossings and the summary)."""
     import vl_convert
 
+    from .compare import compare
+    from .plotting import plot_profiles
+    from .summary import summary
+
+    comparison = compare(tree)
+    chart = plot_profiles(tree, condition, comparison=comparison)
     return {
-        "image/svg+xml": vl_convert.vegalite_to_svg(tree.dp.plot(condition).to_dict()),
-        "text/markdown": tree.dp.summary(),
+        "image/svg+xml": vl_convert.vegalite_to_svg(chart.to_dict()),
+        "text/markdown": summary(comparison),
     }

@@ -1,8 +1,14 @@
 """The registry of diversity families known to :func:`profiles`.
 
-Each entry says which parameter the family sweeps, on which axis it is read,
-how its default domain follows the data, and how to evaluate it on a grid from a
-prepared set. The numerics live in the family modules; this file only adapts.
+Each entry is the single source of truth for a family: which parameter it sweeps
+and how that is written (symbol, axis title), the parameter's bounds and scale,
+how its default domain follows the data, whether it is resampled, extendable,
+integer-valued, which band it carries (bootstrap, or certified bounds), and how
+to evaluate it on a grid from a prepared set. Every other module (profiles,
+resampling, the explorer and its JavaScript, plots, summaries, reports) reads
+these facts instead of branching on family names. The numerics live in the
+family modules; this file only adapts. Adding a family is one entry here plus its
+own module.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import numpy as np
 
 from . import large
 from .condition import Condition, PreparedSet
+from .similarity_diversity import profile_values as _lc_values
 
 #: Variables a family returns: name -> (values, extra attributes).
 Result = dict[str, tuple[np.ndarray, dict]]
@@ -32,6 +39,56 @@ class Family:
     #: of the smaller set's size for counts ("n"), of the larger value otherwise.
     margin_unit: str = "relative"
     margin: float = 0.01
+    symbol: str = ""  # how the parameter is written in text ("q", "τ")
+    axis_title: str = ""  # the parameter axis of a chart ("order q")
+    #: Bounds of a user's parameter values: always >= 0; 0 excluded when low_open, ∞
+    #: accepted when allow_inf.
+    low_open: bool = False
+    allow_inf: bool = False
+    #: More grid points can be computed beyond either end (an open log axis; not when
+    #: the grid ends at ∞).
+    extendable: bool = False
+    #: Variables holding certified (lower, upper) bounds, drawn as the band when no
+    #: bootstrap band exists; None when the family's value is exact.
+    bounds: tuple[str, str] | None = None
+    bootstrapped: bool = True  # replicates (bands, common_n means) are computed for it
+    uses_kernel: bool = False  # reads the condition's similarity: kernel/bandwidth recorded
+    #: Replicates slice each set's distance matrix (formed once before resampling).
+    slices_distances: bool = False
+    #: Landmark parameter values shown by the text demo; quartiles of the grid if empty.
+    landmarks: tuple[float, ...] = ()
+    default: bool = True  # computed when profiles() is called without families=
+    integer: bool = False  # integer-valued (counts), shown without decimals
+    #: Large-n planning (planning.py). The largest n that method="auto" keeps exact,
+    #: measured at d = 768 on 2 shared cores (benchmarks/large_n.py); None: the family has
+    #: no large-n method and always runs exact.
+    auto_exact_max_n: int | None = None
+    #: n × n float64 matrices the exact method holds at its peak besides the distance
+    #: matrix (kernel, eigen workspace, ...); None: it needs no n × n matrix at all.
+    exact_copies: float | None = 1.0
+    #: With cosine similarity of embeddings it works on the d × d dual form (no matrix).
+    dual_kernel: bool = False
+    #: The exact method streams the pairs unless a distance matrix is formed anyway.
+    streams_exact: bool = False
+    #: Bytes per pair its ``<name>_large`` solver holds when that fits in memory (else it
+    #: recomputes); 0: only block buffers and per-point arrays.
+    large_solver_bytes: float = 0.0
+
+    def display(self) -> dict:
+        """The facts a view needs (sent to the browser so js/ holds no family names)."""
+        return {
+            "name": self.name,
+            "parameter": self.parameter,
+            "axis": self.axis,
+            "step": self.step,
+            "integer": self.integer,
+            "long_name": self.long_name,
+            "symbol": self.symbol or (self.parameter or ""),
+            "axis_title": self.axis_title or (self.parameter or ""),
+            "extendable": self.extendable,
+            "margin_unit": self.margin_unit,
+            "margin": self.margin,
+        }
 
 
 # --- Vendi -----------------------------------------------------------------
@@ -159,7 +216,14 @@ def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
 
     if cond.large("circles"):
         return large.circles(cond, item, taus)
-    lower, upper, exact = _circles_sweep(item.D, taus, method=cond.circles_method, seed=cond.seed)
+    lower, upper, exact = _circles_sweep(
+        item.D,
+        taus,
+        method=cond.circles_method,
+        seed=cond.seed,
+        remedy="The upper bounds are the tree's circles_upper; pass circles_method='exact' "
+        "to profiles to search without a time limit.",
+    )
     note = {"exact": int(exact)}
     return {"circles": (lower, note), "circles_upper": (upper, note)}
 
@@ -212,8 +276,52 @@ def _richness(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
-        Family("vendi", "q", "log", "Vendi score", _q_domain, _vendi),
-        Family("magnitude", "t", "log", "magnitude", _t_domain, _magnitude),
+        Family(
+            "vendi",
+            "q",
+            "log",
+            "Vendi score",
+            _q_domain,
+            _vendi,
+            symbol="q",
+            axis_title="order q",
+            allow_inf=True,
+            uses_kernel=True,
+            landmarks=(0.0, 1.0, 2.0, np.inf),
+            auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
+            exact_copies=2,
+            dual_kernel=True,
+        ),
+        Family(  # Leinster–Cobbold: its module is similarity_diversity.py
+            "similarity_diversity",
+            "order",  # its own dimension, so it keeps its own grid and domains= entry
+            "log",
+            "similarity-sensitive diversity (Leinster–Cobbold)",
+            _q_domain,  # the same orders as Vendi's
+            _lc_values,
+            symbol="q",
+            axis_title="order q",
+            allow_inf=True,
+            uses_kernel=True,
+            landmarks=(0.0, 1.0, 2.0, np.inf),
+            default=False,  # opt in with families=[..., "similarity_diversity"]
+            exact_copies=2,  # Z and Z clipped (no large-n method: exact at any n)
+        ),
+        Family(
+            "magnitude",
+            "t",
+            "log",
+            "magnitude",
+            _t_domain,
+            _magnitude,
+            symbol="t",
+            axis_title="scale t",
+            low_open=True,
+            extendable=True,
+            auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
+            exact_copies=2.5,  # Z_t in float64 and float32
+            large_solver_bytes=4.0,  # magnitude_large holds Z_t in float32 when it fits
+        ),
         Family(
             "circles",
             "tau",
@@ -222,9 +330,29 @@ FAMILIES: dict[str, Family] = {
             _tau_domain,
             _circles,
             step=True,
+            integer=True,
             margin_unit="n",
+            symbol="τ",
+            axis_title="threshold τ",
+            bounds=("circles", "circles_upper"),
+            auto_exact_max_n=4000,  # O(n²) per threshold in Python loops
+            exact_copies=2,  # adjacency, linkage and DSATUR
         ),
-        Family("energy", "s", "log", "energy", _s_domain, _energy),
+        Family(
+            "energy",
+            "s",
+            "log",
+            "energy",
+            _s_domain,
+            _energy,
+            symbol="s",
+            axis_title="exponent s",
+            low_open=True,
+            extendable=True,
+            slices_distances=True,
+            auto_exact_max_n=4000,  # streams either way; above it, certified bounds
+            streams_exact=True,
+        ),
         Family(
             "average_distance",
             None,
@@ -232,6 +360,8 @@ FAMILIES: dict[str, Family] = {
             "average pairwise distance",
             None,
             _average_distance,
+            auto_exact_max_n=4000,
+            streams_exact=True,
         ),
         Family(
             "richness",
@@ -240,7 +370,10 @@ FAMILIES: dict[str, Family] = {
             "richness (distinct items)",
             None,
             _richness,
+            integer=True,
             margin_unit="n",
+            auto_exact_max_n=10**12,  # O(n log n) on embeddings: always exact
+            exact_copies=None,
         ),
     )
 }

@@ -3,8 +3,9 @@
 One pass over the pairs yields, for every bin, the count and the first two
 moments of ``log d`` inside the bin. From it come, without revisiting the pairs:
 the energy for any number of exponents (``mean d^-s`` is a Laplace transform of
-the log-distance distribution), distance quantiles (the Circles grid) and the
-exact mean distance (summed separately).
+the log-distance distribution), distance quantiles (within one bin: the Circles
+grid of the large-n path, see ``families._tau_domain``; the exact path takes exact
+quantiles of the distance matrices) and the exact mean distance (summed separately).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from pathlib import Path
 from ._io import GENERATOR_META, check_output, write_atomic
 from .escaping import script_json
 from .explorer import _BUNDLE, standalone_payload
+from .families import FAMILIES
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -75,7 +76,9 @@ def report(
     """
     import vl_convert
 
-    from .accessor import conditions_of
+    from .compare import compare
+    from .layout import conditions_of
+    from .plotting import plot_profiles
     from .summary import summary
 
     path = check_output(path, kind="html", overwrite=overwrite)
@@ -87,7 +90,7 @@ def report(
         )
     ds = tree[condition].to_dataset()
     rows = [("condition", condition)]
-    rows += [(k, str(v)) for k, v in ds.attrs.items() if k not in ("session_key",)]
+    rows += [(k, str(v)) for k, v in ds.attrs.items()]
     rows += [
         (
             "n per set",
@@ -97,7 +100,7 @@ def report(
             ),
         )
     ]
-    for dim in ("q", "t", "tau", "s"):
+    for dim in dict.fromkeys(f.parameter for f in FAMILIES.values() if f.parameter):
         if dim in ds.coords:
             grid = ds[dim].values
             rows.append(
@@ -107,6 +110,8 @@ def report(
                     f"({grid.size} points): {ds[dim].attrs.get('domain', '')}",
                 )
             )
+    comparison = compare(tree)  # once, for the summary and the chart's crossings
+    chart = plot_profiles(tree, condition, comparison=comparison)
     condition_rows = "".join(
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows
     )
@@ -115,8 +120,8 @@ def report(
         title=html.escape(title or f"Diversity profiles — {condition}"),
         condition_rows=condition_rows,
         # Plain text (not Markdown-escaped): the <pre> shows it HTML-escaped, as written.
-        summary=html.escape(summary(tree.dp.compare(), markdown=False)),
-        svg=vl_convert.vegalite_to_svg(tree.dp.plot(condition).to_dict()),
+        summary=html.escape(summary(comparison, markdown=False)),
+        svg=vl_convert.vegalite_to_svg(chart.to_dict()),
         # Neither '</script>' nor '<!--<script>' in a label can end or derail the script.
         bundle=script_json(_BUNDLE.read_text()),
         payload=script_json(standalone_payload(tree, [condition])),

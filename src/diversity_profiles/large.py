@@ -25,12 +25,15 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .condition import Condition, PreparedSet
 from .histogram import LogDistanceHistogram
 from .streaming import ThresholdCounts
+
+if TYPE_CHECKING:  # condition reads large's median distance: types only, no cycle
+    from .condition import Condition, PreparedSet
 
 EXACT, BOUNDS, ESTIMATE = "exact", "certified bounds", "estimate ± error"
 #: How a family's value was obtained, weakest last: merging sets keeps the weakest.
@@ -145,9 +148,7 @@ def counts(
     return cache[key]
 
 
-def second_pass(
-    cond: Condition, item: PreparedSet, taus: np.ndarray | None
-) -> ThresholdCounts:
+def second_pass(cond: Condition, item: PreparedSet, taus: np.ndarray | None) -> ThresholdCounts:
     """The threshold pass serving both Circles (at ``taus``) and Vendi (Σ K²) in one go.
 
     When both families run their large-n method, Vendi (evaluated first) already uses the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .accessor import comparison_paths, conditions_of
+from .layout import comparison_paths, conditions_of
 
 
 def tree_mimebundle(tree, include=None, exclude=None) -> dict | tuple[dict, dict] | None:

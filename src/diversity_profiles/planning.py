@@ -14,32 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._validation import _human_bytes, available_memory_bytes
+from .families import FAMILIES
 
 METHODS = ("auto", "exact", "large")
 
-#: Largest set size (n) for which method="auto" keeps a family's exact method. Measured at
-#: d = 768 on 2 shared cores (benchmarks/large_n.py): exact magnitude took 9 s at n = 1000 and
-#: grows as n³ (a Cholesky per scale); exact Gaussian Vendi 2.4 s at 2000 and 161 s at 10,000
-#: (eigenvalues of n × n); the Circles sweep is O(n²) per threshold in Python loops. Energy and
-#: average distance stream in either case: above the threshold they also carry certified
-#: bounds and run the faster blocked pass.
-AUTO_EXACT_MAX_N = {
-    "vendi": 4000,
-    "magnitude": 2000,
-    "circles": 4000,
-    "energy": 4000,
-    "average_distance": 4000,
-    "richness": 10**12,  # O(n log n) on embeddings: always exact
-}
-#: n × n float64 matrices each exact family holds at its peak besides the distance matrix
-#: (kernel and eigen workspace; Z_t in float64 and float32; adjacency, linkage and DSATUR).
-_EXACT_COPIES = {"vendi": 2, "magnitude": 2.5, "circles": 2, "energy": 1, "average_distance": 1}
+# What each family needs (the largest n that method="auto" keeps exact, its n × n working
+# copies, whether it needs a matrix at all) is in its registry entry (families.py).
 #: Share of the available memory a plan may use (the rest is headroom for the interpreter).
 _HEADROOM = 0.8
-#: Families whose exact method needs no n × n matrix at all (with embeddings).
-_NO_MATRIX = {"richness"}
-#: Exact families that stream the pairs when no distance matrix is formed anyway.
-_STREAMED = ("energy", "average_distance")
 
 
 @dataclass
@@ -59,22 +41,29 @@ def _large_bytes(family: str, n: int, d: int, n_grid: int, available: float) -> 
     """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X."""
     buffers = 6 * 2048 * 2048 * 8
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
-    if family == "magnitude":
+    held_per_pair = FAMILIES[family].large_solver_bytes
+    if held_per_pair:
         from .large import large_module
 
-        if large_module("magnitude") is None:  # bounds from the streamed passes only
+        if large_module(family) is None:  # bounds from the streamed passes only
             return buffers + n * d * 8
-        held = 4.0 * n * n  # magnitude_large holds Z_t in float32 when it fits, else recomputes
+        held = held_per_pair * n * n  # the solver holds an n × n matrix when it fits
         return buffers + n * d * 8 + (held if held <= solver_memory(available) else 0.0)
     return buffers + per_point + n * d * 8
 
 
+def _no_matrix(family: str, dual: bool) -> bool:
+    """The exact method needs no n × n matrix (with embeddings)."""
+    fam = FAMILIES[family]
+    return fam.exact_copies is None or (fam.dual_kernel and dual)
+
+
 def _exact_bytes(family: str, n: int, n_sets: int, dual: bool) -> float:
-    if family in _NO_MATRIX or (family == "vendi" and dual):
+    if _no_matrix(family, dual):
         return 0.0
     # Every set's distance matrix stays cached for the whole condition, plus the family's
     # own working copies for the set in hand.
-    return 8.0 * n * n * (n_sets + _EXACT_COPIES.get(family, 1))
+    return 8.0 * n * n * (n_sets + (FAMILIES[family].exact_copies or 0.0))
 
 
 def plan(
@@ -102,9 +91,17 @@ def plan(
     routes: dict[str, Route] = {}
     for fam in families:
         exact = _exact_bytes(fam, n, n_sets, dual_vendi)
-        if precomputed or fam in _NO_MATRIX or (fam == "vendi" and dual_vendi):
-            # Nothing large-n to do: the matrix is the input, or no n × n work is needed.
-            why = "the distance matrix is given" if precomputed else "no n × n matrix needed"
+        max_n = FAMILIES[fam].auto_exact_max_n
+        if precomputed or _no_matrix(fam, dual_vendi) or max_n is None:
+            # Nothing large-n to do: the matrix is the input, no n × n work is needed, or
+            # the family has no large-n method (the memory check below still applies).
+            why = (
+                "the distance matrix is given"
+                if precomputed
+                else "no n × n matrix needed"
+                if _no_matrix(fam, dual_vendi)
+                else "no large-n method"
+            )
             routes[fam] = Route(fam, "exact", exact, why)
             continue
         large = _large_bytes(fam, n, dim, n_grid, have)
@@ -112,21 +109,18 @@ def plan(
             routes[fam] = Route(fam, "exact", exact, "method='exact'")
         elif method == "large":
             routes[fam] = Route(fam, "large", large, "method='large'")
-        elif n <= AUTO_EXACT_MAX_N[fam] and exact <= budget:
-            routes[fam] = Route(fam, "exact", exact, f"n = {n} <= {AUTO_EXACT_MAX_N[fam]}")
+        elif n <= max_n and exact <= budget:
+            routes[fam] = Route(fam, "exact", exact, f"n = {n} <= {max_n}")
         else:
-            why = (
-                f"n = {n} > {AUTO_EXACT_MAX_N[fam]}"
-                if n > AUTO_EXACT_MAX_N[fam]
-                else (f"exact needs {_human_bytes(exact)}")
-            )
+            why = f"n = {n} > {max_n}" if n > max_n else (f"exact needs {_human_bytes(exact)}")
             routes[fam] = Route(fam, "large", large, why)
     # Exact energy and average distance stream the pairs unless another exact family has
     # formed the distance matrices, which they then reuse (plus the upper-triangle indices).
+    streamed = [f for f in routes if FAMILIES[f].streams_exact]
     matrices = any(r.method == "exact" and r.nbytes > 0 for f, r in routes.items()
-                   if f not in _STREAMED)  # fmt: skip
-    for f in _STREAMED:
-        if f in routes and routes[f].method == "exact" and not precomputed:
+                   if f not in streamed)  # fmt: skip
+    for f in streamed:
+        if routes[f].method == "exact" and not precomputed:
             routes[f].nbytes = 8.0 * n * n * (n_sets + 1.5) if matrices else 6 * 2048 * 2048 * 8
     # Families run one after another and free their buffers: the peak is the largest one.
     need = max((r.nbytes for r in routes.values()), default=0.0)

@@ -9,14 +9,16 @@ so that no label can end its ``<script>``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
 import numpy as np
 
-from .accessor import band_of
 from .escaping import ScriptSafeEncoder, display_labels, shorten
-from .families import FAMILIES
+from .layout import Curves, conditions_of, curves
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 #: Characters of a set label drawn in legends and axes: renderers measure every
 #: character, and a 30,000-character label would take tens of seconds to draw.
@@ -24,8 +26,6 @@ LABEL_WIDTH = 60
 
 #: Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
-
-_AXIS_TITLE = {"q": "order q", "t": "scale t", "tau": "threshold τ", "s": "exponent s"}
 
 
 def _script_safe_json(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -71,27 +71,20 @@ def _palette(labels: list[str]) -> dict:
     return {"scale": scale, "legend": alt.Legend(title="set")}
 
 
-def _curve_frame(ds, family: str, shown: dict[str, str]):
+def _curve_frame(got: Curves, labels: list[str], shown: dict[str, str]):
     """Tidy rows of one family: set, its drawn name, x, value, and the band."""
     import pandas as pd
 
-    fam = FAMILIES[family]
-    grid = ds[fam.parameter].values
-    keep = np.isfinite(grid) & ((grid > 0) if fam.axis == "log" else True)
+    grid = got.grid
+    keep = np.isfinite(grid) & ((grid > 0) if got.family.axis == "log" else True)
     rows = []
-    band_lower, band_upper = band_of(ds, family)
-    for k, label in enumerate(ds["set"].values):
+    for k, label in enumerate(labels):
         frame = pd.DataFrame(
-            {
-                "set": str(label),
-                "shown": shown[str(label)],
-                "x": grid[keep],
-                "value": ds[family].values[k][keep],
-            }
+            {"set": label, "shown": shown[label], "x": grid[keep], "value": got.values[k][keep]}
         )
-        if band_lower is not None and band_upper is not None:
-            frame["lower"] = band_lower.values[k][keep]
-            frame["upper"] = band_upper.values[k][keep]
+        if got.lower is not None and got.upper is not None:
+            frame["lower"] = got.lower[k][keep]
+            frame["upper"] = got.upper[k][keep]
         rows.append(frame)
     return pd.concat(rows, ignore_index=True), int((~keep).sum())
 
@@ -109,11 +102,14 @@ def _crossing_frame(comparison, family: str):
     return pd.DataFrame(rows, columns=["x", "pair"])
 
 
-def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str, shown: dict):
-    fam = FAMILIES[family]
+def _family_chart(
+    got: Curves, labels: list[str], comparison, colour: dict, title_suffix: str, shown: dict
+):
+    fam = got.family
+    family = fam.name
     assert fam.parameter is not None  # scale-free families are drawn by _scalefree_chart
-    data, hidden = _curve_frame(ds, family, shown)
-    axis_title = _AXIS_TITLE.get(fam.parameter, fam.parameter)
+    data, hidden = _curve_frame(got, labels, shown)
+    axis_title = fam.display()["axis_title"]
     scale = alt.Scale(type="log") if fam.axis == "log" else alt.Scale(zero=False)
     x = alt.X("x:Q", title=axis_title + (" (log)" if fam.axis == "log" else ""), scale=scale)
     base = alt.Chart(data)
@@ -143,41 +139,43 @@ def _family_chart(ds, comparison, family: str, colour: dict, title_suffix: str, 
         )
     subtitle = [title_suffix]
     if hidden:
-        subtitle.append(f"{hidden} grid point(s) off the log axis (e.g. q = 0, ∞) not drawn")
+        symbol = fam.display()["symbol"]
+        subtitle.append(f"{hidden} grid point(s) off the log axis ({symbol} = 0 or ∞) not drawn")
     return alt.layer(*layers).properties(
         title=alt.TitleParams(fam.long_name, subtitle=subtitle), width=260, height=180
     )
 
 
-def _scalefree_chart(ds, family: str, colour: dict, title_suffix: str, shown: dict):
+def _scalefree_chart(got: Curves, labels: list[str], colour: dict, title_suffix: str, shown: dict):
     import pandas as pd
 
-    labels = [str(s) for s in ds["set"].values]
     data = pd.DataFrame(
-        {
-            "set": labels,
-            "shown": [shown[s] for s in labels],
-            "value": np.asarray(ds[family].values, dtype=float),
-        }
+        {"set": labels, "shown": [shown[s] for s in labels], "value": got.values[:, 0]}
     )
     return (
         alt.Chart(data)
         .mark_bar()
         .encode(
             y=alt.Y("shown:N", title=None, sort=None),
-            x=alt.X("value:Q", title=FAMILIES[family].long_name),
+            x=alt.X("value:Q", title=got.family.long_name),
             color=alt.Color("shown:N", **colour),
             tooltip=["set:N", "value:Q"],
         )
         .properties(
-            title=alt.TitleParams(FAMILIES[family].long_name, subtitle=title_suffix),
+            title=alt.TitleParams(got.family.long_name, subtitle=title_suffix),
             width=260,
             height=18 * len(data),
         )
     )
 
 
-def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True) -> alt.ConcatChart:
+def plot_profiles(
+    tree: xr.DataTree,
+    condition: str | None = None,
+    *,
+    crossings: bool = True,
+    comparison: xr.DataTree | None = None,
+) -> alt.ConcatChart:
     """One chart per family of a condition, each set a coloured curve.
 
     Parameters
@@ -188,6 +186,10 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
         Which condition path; the first one by default.
     crossings : bool, default True
         Mark the crossing parameters found by :func:`compare` as dashed rules.
+    comparison : xarray.DataTree, optional
+        The result of :func:`compare` on ``tree``, when the caller has it already (a
+        report or display compares once and hands it to the chart and the summary);
+        computed here otherwise.
 
     Returns
     -------
@@ -208,7 +210,6 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
     ['number of circles', 'richness (distinct items)']
     >>> chart.save("profiles.svg")  # doctest: +SKIP
     """
-    from .accessor import conditions_of
     from .compare import compare
 
     path = condition or conditions_of(tree)[0]
@@ -216,17 +217,17 @@ def plot_profiles(tree, condition: str | None = None, *, crossings: bool = True)
     labels = [str(s) for s in ds["set"].values]
     shown = dict(zip(labels, display_labels(labels, LABEL_WIDTH), strict=True))
     colour = _palette(list(shown.values()))
-    comparison = compare(tree)[path].to_dataset() if crossings and len(labels) > 1 else None
+    res = None
+    if crossings and len(labels) > 1:
+        res = (compare(tree) if comparison is None else comparison)[path].to_dataset()
     # Names from a file can be any length too: drawn cut, like labels.
     suffix = shorten(f"{ds.attrs.get('representation')} / {ds.attrs.get('distance')}", 120)
     charts = []
-    for name, fam in FAMILIES.items():
-        if name not in ds.data_vars:
-            continue
-        if fam.parameter is None:
-            charts.append(_scalefree_chart(ds, name, colour, suffix, shown))
+    for got in curves(ds).values():
+        if got.family.parameter is None:
+            charts.append(_scalefree_chart(got, labels, colour, suffix, shown))
         else:
-            charts.append(_family_chart(ds, comparison, name, colour, suffix, shown))
+            charts.append(_family_chart(got, labels, res, colour, suffix, shown))
     return ProfileCharts(concat=charts, columns=2).properties(
         title=alt.TitleParams(f"Diversity profiles — {shorten(path, 120)}", anchor="start")
     )

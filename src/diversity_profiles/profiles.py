@@ -10,17 +10,15 @@ strings and numbers only, so the tree round-trips through netCDF and zarr.
 from __future__ import annotations
 
 import datetime as _dt
-import uuid
 import warnings
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import __version__
 from ._validation import check_int, check_parameter, check_real, check_seed, one_of
+from ._version import __version__
 from .condition import Condition, prepare_sets
 from .families import FAMILIES, Family
 from .large import STRENGTH
@@ -31,27 +29,6 @@ if TYPE_CHECKING:
 
 FUNC = "profiles"
 
-#: The prepared conditions (distance matrices, kernels) of the latest profiles in this
-#: process, so a domain can be extended later without recomputing them. Bounded: each
-#: holds n × n matrices.
-_RECENT: OrderedDict[str, Condition] = OrderedDict()
-_RECENT_MAX = 4
-
-
-def remember(cond: Condition) -> str:
-    """Keep ``cond`` for later extensions; returns the key recorded in the node's attrs."""
-    key = uuid.uuid4().hex
-    _RECENT[key] = cond
-    while len(_RECENT) > _RECENT_MAX:
-        _RECENT.popitem(last=False)
-    return key
-
-
-def recall(key: str | None) -> Condition | None:
-    """The prepared condition behind a profile node, if this process still holds it."""
-    return _RECENT.get(key) if key else None
-
-
 _CIRCLES_METHODS = ("auto", "exact", "greedy")
 
 
@@ -61,7 +38,7 @@ def _check_name(value, arg: str) -> str:
             f"The {arg!r} argument of {FUNC} must be a non-empty string without '/' (it names "
             f"the tree node). Got {value!r}."
         )
-    from .storage import check_text
+    from ._validation import check_text
 
     try:  # it must survive netCDF and zarr: no NUL, no lone surrogate
         check_text(value, f"The {arg!r} argument of {FUNC}")
@@ -72,7 +49,7 @@ def _check_name(value, arg: str) -> str:
 
 def _resolve_families(families) -> list[Family]:
     if families is None:
-        return list(FAMILIES.values())
+        return [f for f in FAMILIES.values() if f.default]
     if isinstance(families, str):
         families = [families]
     listing = ", ".join(repr(f) for f in FAMILIES)
@@ -87,11 +64,10 @@ def _resolve_families(families) -> list[Family]:
 
 def _user_domain(family: Family, value, n_points: int) -> tuple[np.ndarray, str]:
     """A user's domain: an explicit grid, or a (low, high) range filled with n_points."""
-    allow_inf = family.name == "vendi"
-    low = 0.0
-    low_open = family.name in ("magnitude", "energy")
     where = f"domains[{family.name!r}]"
-    grid, _ = check_parameter(value, where, FUNC, low=low, low_open=low_open, allow_inf=allow_inf)
+    grid, _ = check_parameter(
+        value, where, FUNC, low=0.0, low_open=family.low_open, allow_inf=family.allow_inf
+    )
     if isinstance(value, tuple) and len(value) == 2:
         lo, hi = sorted(grid)
         if family.axis == "log" and lo > 0 and np.isfinite(hi):
@@ -225,6 +201,8 @@ def _is_int(value) -> bool:
 def _check_uncertainty(
     prepared, n_boot, ci, common_n, n_subsamples, seed, max_seconds
 ) -> Uncertainty:
+    if max_seconds is not None:
+        max_seconds = check_real(max_seconds, "max_seconds", FUNC, low=0.0, low_open=True)
     if not _is_int(n_boot) or n_boot < 0 or n_boot == 1:
         raise ValueError(
             f"The 'n_boot' argument of {FUNC} must be 0 or an int >= 2. Got {n_boot!r}."
@@ -271,7 +249,7 @@ def _build_dataset(
     attrs = {
         "representation": cond.representation,
         "distance": cond.distance,
-        "kernel": cond.kernel if any(f.name == "vendi" for f in fams) else "none",
+        "kernel": cond.kernel if any(f.uses_kernel for f in fams) else "none",
         "families": ", ".join(f.name for f in fams),
         "diversity_profiles_version": __version__,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -357,19 +335,26 @@ def profiles(
         means the large-n methods at any n.
     representation : str or Representation
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
-        of the tree path. A :class:`Representation` (what the featurisers in
-        ``diversity_profiles.text``, ``.molecules`` and ``.images`` return) also
-        records its details as ``representation_<key>`` attributes.
+        of the tree path. Here it is only a name: ``sets`` are already embedded.
+        (In ``diversity_profiles.text.profiles`` and the other featurisers the same
+        argument *selects* the model that embeds raw samples.) A
+        :class:`Representation` (what the featurisers in ``diversity_profiles.text``,
+        ``.molecules`` and ``.images`` return) also records its details as
+        ``representation_<key>`` attributes.
     distance : {"euclidean", "cosine", "tanimoto", "jaccard", "precomputed"}
         Distance between samples. Vendi uses the matching similarity: cosine
         similarity, Tanimoto similarity, or a Gaussian kernel of the distance
         (euclidean, precomputed) whose bandwidth is recorded.
     families : list of str, optional
-        Subset of ``"vendi"``, ``"magnitude"``, ``"circles"``, ``"energy"``,
-        ``"average_distance"``, ``"richness"``; all by default.
+        Names from the registry :data:`FAMILIES`: ``"vendi"``, ``"magnitude"``,
+        ``"circles"``, ``"energy"``, ``"average_distance"``, ``"richness"`` (the
+        default set) and ``"similarity_diversity"`` (only when named).
     domains : dict, optional
-        Per family, an explicit grid (array) or a ``(low, high)`` range filled
-        with ``n_points``. Default domains follow the pooled data of the condition.
+        Per family, a ``tuple`` ``(low, high)`` is a range filled with ``n_points``
+        (log-spaced on log axes); a ``list`` or array is the grid itself, so
+        ``[low, high]`` is a two-point grid. (:func:`compare` only narrows a
+        computed grid, so there any ``(low, high)`` pair is a window.) Default
+        domains follow the pooled data of the condition.
     n_points : int, default 100
         Grid size of each default domain.
     similarities : dict of str to array_like, optional
@@ -384,13 +369,15 @@ def profiles(
         Seed of the randomised parts (Circles tie-breaking, resampling).
     n_boot : int, default 0
         Replicates per set for confidence bands. With ``n_boot > 0`` every family
-        gets ``<family>_ci_lower`` / ``<family>_ci_upper`` (pointwise, level ``ci``)
+        whose registry entry is ``bootstrapped`` (all of today's) gets
+        ``<family>_ci_lower`` / ``<family>_ci_upper`` (pointwise, level ``ci``)
         and its replicates ``<family>_boot(set, boot, ...)``: subsamples of half the
         set drawn without replacement (``subsample_size``), rescaled to n as
         :mod:`diversity_profiles.resampling` explains. :func:`compare` turns them
         into simultaneous bands of each difference and verdicts that hold with
         confidence. Replicates reuse the computed matrices; Circles uses its greedy
-        lower bound there.
+        lower bound there. Families routed to their large-n method (``method``)
+        have no replicates: the bootstrap is then refused with what to do instead.
     ci : float, default 0.95
         Confidence level of the bands.
     common_n : int or "min", optional
@@ -407,9 +394,9 @@ def profiles(
     method : {"auto", "exact", "large"}, default "auto"
         Per family, the exact method or the large-n one (streamed passes without
         n × n matrices, iterative solvers, certified bounds). ``"auto"`` keeps the
-        exact method up to a measured set size per family
-        (``planning.AUTO_EXACT_MAX_N``) while it fits in memory; ``"exact"`` forces
-        it. The plan is checked against the available memory before any work and
+        exact method up to a measured set size per family (the registry's
+        ``auto_exact_max_n``, see :data:`FAMILIES`) while it fits in memory;
+        ``"exact"`` forces it. The plan is checked against the available memory before any work and
         refused, with the plan, when it does not fit. Large-n results record how
         they were obtained (attribute ``method``: exact, certified bounds, or
         estimate ± error) and their bounds as ``<family>_lower``/``<family>_upper``.
@@ -434,25 +421,44 @@ def profiles(
     >>> ds["richness"].values.tolist(), ds["average_distance"].values.round(4).tolist()
     ([3, 2], [1.3333, 4.0])
     """
-    import xarray as xr
+    fams, domains, n_points = _check_request(families, domains, n_points)
+    cond, details = _prepare(
+        sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed
+    )
+    unc = _check_uncertainty(cond.sets, n_boot, ci, common_n, n_subsamples, seed, max_seconds)
+    return _profile(cond, details, fams, domains, n_points, unc, method, accuracy, time_budget)
 
+
+def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int]:
+    """What to compute: the families, their domains and the default grid size."""
+    n_points = check_int(n_points, "n_points", FUNC, low=5)
+    fams = _resolve_families(families)
+    if domains is not None and not isinstance(domains, Mapping):
+        raise TypeError(
+            f"The 'domains' argument of {FUNC} must be None or a dict keyed by family. "
+            f"Got {type(domains).__name__}."
+        )
+    domains = dict(domains or {})
+    for name in domains:
+        one_of(name, "domains key", FUNC, tuple(f.name for f in fams if f.parameter))
+    return fams, domains, int(n_points)
+
+
+def _prepare(
+    sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed
+) -> tuple[Condition, dict]:
+    """The validated, prepared condition and the representation's recorded details."""
     details = {}
     if isinstance(representation, Representation):
         details = representation.attrs()
         representation = representation.name
     representation = _check_name(representation, "representation")
     one_of(circles_method, "circles_method", FUNC, _CIRCLES_METHODS)
-    n_points = check_int(n_points, "n_points", FUNC, low=5)
-    fams = _resolve_families(families)
-    for arg, value in (("domains", domains), ("similarities", similarities)):
-        if value is not None and not isinstance(value, Mapping):
-            raise TypeError(
-                f"The {arg!r} argument of {FUNC} must be None or a dict keyed by "
-                f"{'family' if arg == 'domains' else 'set label'}. Got {type(value).__name__}."
-            )
-    domains = dict(domains or {})
-    for name in domains:
-        one_of(name, "domains key", FUNC, tuple(f.name for f in fams if f.parameter))
+    if similarities is not None and not isinstance(similarities, Mapping):
+        raise TypeError(
+            f"The 'similarities' argument of {FUNC} must be None or a dict keyed by set label. "
+            f"Got {type(similarities).__name__}."
+        )
     if bandwidth is not None:
         bandwidth = check_real(
             bandwidth, "bandwidth", FUNC, low=0.0, high=np.inf, low_open=True, high_open=True
@@ -461,22 +467,36 @@ def profiles(
         richness_tol, "richness_tol", FUNC, low=0.0, high=np.inf, high_open=True
     )
     seed = check_seed(seed, FUNC)
-    if max_seconds is not None:
-        max_seconds = check_real(max_seconds, "max_seconds", FUNC, low=0.0, low_open=True)
     prepared = prepare_sets(sets, distance, similarities=similarities, richness_tol=richness_tol)
     cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
     if bandwidth is not None:
         cond.bandwidth_method = "given by the user"
-    unc = _check_uncertainty(prepared, n_boot, ci, common_n, n_subsamples, seed, max_seconds)
-    cond.routes = _plan(cond, fams, method, unc, int(n_points))
+    return cond, details
+
+
+def _profile(
+    cond: Condition,
+    details: dict,
+    fams: list[Family],
+    domains: dict,
+    n_points: int,
+    unc: Uncertainty,
+    method: str = "auto",
+    accuracy: float | None = None,
+    time_budget: float | None = None,
+) -> xr.DataTree:
+    """The one-node tree of ``cond``'s profiles (``cond`` holds the prepared sets)."""
+    import xarray as xr
+
+    cond.routes = _plan(cond, fams, method, unc, n_points)
     if accuracy is not None:
         accuracy = check_real(accuracy, "accuracy", FUNC, low=0.0, high=1.0, low_open=True)
     if time_budget is not None:
         time_budget = check_real(time_budget, "time_budget", FUNC, low=0.0, low_open=True)
     cond.accuracy, cond.time_budget = accuracy, time_budget
-    ds = _build_dataset(cond, fams, domains, int(n_points), unc)
+    ds = _build_dataset(cond, fams, domains, n_points, unc)
     ds.attrs.update(details)
-    if any(item.distributed for item in prepared):
+    if any(item.distributed for item in cond.sets):
         from .dask_engine import active_client
 
         client = active_client()
@@ -485,8 +505,7 @@ def profiles(
             if client is None
             else f"dask.distributed ({client.scheduler.address})"
         )
-    ds.attrs["session_key"] = remember(cond)
-    return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
+    return xr.DataTree.from_dict({f"{cond.representation}/{cond.distance}": ds})
 
 
 def merge(trees: Sequence) -> object:
@@ -512,7 +531,7 @@ def merge(trees: Sequence) -> object:
     """
     import xarray as xr
 
-    from .accessor import conditions_of
+    from .layout import conditions_of
 
     if isinstance(trees, (xr.DataTree, str)) or not isinstance(trees, Sequence) or not trees:
         raise ValueError("The 'trees' argument of merge must be a non-empty list of DataTrees.")

@@ -42,15 +42,16 @@ import numpy as np
 from .condition import Condition, PreparedSet
 from .families import Family
 
-#: Never resampled: Circles' upper bound costs far more than it tells here.
-_SKIP = {"circles_upper"}
-
 
 def _evaluate_all(cond: Condition, item: PreparedSet, fams: list[Family], grids: dict) -> dict:
     out = {}
     for fam in fams:
+        if not fam.bootstrapped:
+            continue
+        # Never resampled: a certified upper bound costs far more than it tells here.
+        skip = () if fam.bounds is None else fam.bounds[1:]
         for var, (values, _) in fam.evaluate(cond, item, grids[fam.name]).items():
-            if var not in _SKIP:
+            if var not in skip:
                 out[var] = np.asarray(values, dtype=np.float64)
     return out
 
@@ -113,7 +114,7 @@ def half_samples(
         size = half_size(n or item.n)
         return item.subset(np.sort(rng.choice(item.n, size, replace=False)))
 
-    if any(f.name == "energy" for f in fams):
+    if any(f.slices_distances for f in fams):
         for item in cond.sets:
             item.D  # noqa: B018 - form each distance matrix once; subsamples slice it
     return _replicates(cond, fams, grids, draw, repeats, seed, show)

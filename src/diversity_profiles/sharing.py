@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anywidget
 
-from . import __version__
+from ._version import __version__
 from .escaping import script_safe
 
 _SHARE = Path(__file__).parent / "static" / "share"

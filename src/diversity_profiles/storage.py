@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._validation import check_text as check_text  # still importable from here
 from .families import FAMILIES
 
 if TYPE_CHECKING:
@@ -23,29 +24,6 @@ _ATTR_TYPES = (str, int, float, np.integer, np.floating, np.bool_, bool)
 
 class _Bad(Exception):
     """One problem found in a tree; becomes the ValueError's message."""
-
-
-def check_text(value, what: str) -> str:
-    """A label or name: a string, storable in netCDF and zarr (no NUL, valid Unicode).
-
-    Examples
-    --------
-    >>> check_text("beam", "set label")
-    'beam'
-    >>> check_text("a\\x00b", "set label")
-    Traceback (most recent call last):
-    ...
-    ValueError: set label 'a\\x00b' contains a NUL character
-    """
-    if not isinstance(value, str):
-        raise ValueError(f"{what} {value!r} is a {type(value).__name__}, not a string")
-    if "\x00" in value:
-        raise ValueError(f"{what} {value!r} contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"{what} {value!r} is not valid Unicode (a lone surrogate)") from None
-    return value
 
 
 def _check_name(value, what: str) -> None:
@@ -123,7 +101,7 @@ def check_tree(tree) -> None:
     dimension of unique, storable labels, the variables of every family they list, and
     attributes that are strings or numbers.
     """
-    from .accessor import comparison_paths, conditions_of
+    from .layout import comparison_paths, conditions_of
 
     try:
         paths = conditions_of(tree)

@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import wording
 from .escaping import markdown_code, markdown_text
 from .families import FAMILIES
+from .wording import Reading
 
 #: How untrusted text (labels, paths, attributes) is written: as Markdown text and
 #: code spans, or (for the report's <pre>, which HTML-escapes it) as it is.
@@ -18,104 +20,35 @@ def _plain_code(value: object) -> str:
     return f"`{value}`"
 
 
-_SYMBOL = {"q": "q", "t": "t", "tau": "τ", "s": "s"}
-
-
-def _fmt(x: float) -> str:
-    return "∞" if np.isinf(x) else f"{x:.3g}"
-
-
 def _family(name: str, esc: Text) -> str:
     """Our family names as they are; anything else (a crafted file) escaped."""
     return name if name in FAMILIES else esc(name)
 
 
-def _crossing_text(res, a: str, b: str, family: str, esc: Text) -> str:
-    locs = res.crossings.sel(set_a=a, set_b=b, family=family).values
-    locs = locs[~np.isnan(locs)]
-    symbol = _SYMBOL.get(FAMILIES[family].parameter or "", "")
-    where = ", ".join(f"{symbol} ≈ {_fmt(x)}" for x in locs)
-    return f"{esc(a)} and {esc(b)} cross in {_family(family, esc)} at {where}"
-
-
-def _pair_lines(res, a: str, b: str, esc: Text) -> list[str]:
-    verdicts = {
-        str(f): str(v)
-        for f, v in zip(res.family.values, res.verdict.sel(set_a=a, set_b=b).values, strict=True)
-    }
-    agreement = str(res.agreement.sel(set_a=a, set_b=b).values)
-    crossing = [_crossing_text(res, a, b, f, esc) for f, v in verdicts.items() if v == "crosses"]
-    a, b = esc(a), esc(b)
-    verdicts = {_family(f, esc): v for f, v in verdicts.items()}
-    tied = [f for f, v in verdicts.items() if v == "tied"]
-    overlap = [f for f, v in verdicts.items() if v == "bounds overlap"]
-    tail = f" (tied in {', '.join(tied)})" if tied else ""
-    if agreement == "tied":
-        return [f"{a} and {b} are tied in every family"]
-    if agreement == "a_ahead":
-        scope = "every family" if not tied else "every family where they differ"
-        return [f"{a} ≻ {b} on {scope}{tail}"]
-    if agreement == "b_ahead":
-        scope = "every family" if not tied else "every family where they differ"
-        return [f"{b} ≻ {a} on {scope}{tail}"]
-    lines = [f"bounds overlap in {', '.join(overlap)}"] if overlap else []
-    ahead = [f for f, v in verdicts.items() if v == "dominates"]
-    behind = [f for f, v in verdicts.items() if v == "dominated"]
-    if ahead:
-        lines.append(f"{a} ≻ {b} in {', '.join(ahead)}")
-    if behind:
-        lines.append(f"{b} ≻ {a} in {', '.join(behind)}")
-    lines += crossing
-    if tied:
-        lines.append(f"tied in {', '.join(tied)}")
-    if agreement == "bounds overlap":  # what the bounds decide agrees; the rest is open
-        return [f"{a} vs {b}: " + "; ".join(lines)]
-    return [f"families disagree on {a} vs {b}: " + "; ".join(lines)]
-
-
-def _confidence_line(res, a: str, b: str, esc: Text) -> str | None:
-    """Which verdicts survive the bootstrap band, if there is one."""
-    if "verdict_ci" not in res:
-        return None
-    ci = res.verdict_ci.sel(set_a=a, set_b=b)
-    held = {
-        str(f): str(v)
-        for f, v in zip(res.family.values, ci.values, strict=True)
-        if str(v) != "no band"
-    }
-    if not held:
-        return None
-    level = res.attrs.get("ci", 0.95)
-    parts = [f"{_family(f, esc)}: {esc(v)}" for f, v in held.items()]
-    over = "over each whole domain" if res.attrs.get("band") == "simultaneous" else "pointwise"
-    return f"with {level:.0%} confidence {over} ({esc(a)} vs {esc(b)}): " + ", ".join(parts)
-
-
-def _amount(lead: float, unit: str) -> str:
-    if unit == "n":
-        return f"≤ {lead:.3g} sample{'' if lead == 1 else 's'}"
-    pct = lead * 100
-    return "< 0.01%" if pct < 0.01 else f"≤ {float(f'{pct:.2g}'):g}%"
-
-
-def _margin_notes(res, a: str, b: str, esc: Text) -> list[str]:
-    """The leads a dominance dismissed as negligible (verdict.py, step 5)."""
-    if "minor_lead" not in res:
-        return []
-    notes = []
+def _readings(res, a: str, b: str, esc: Text) -> list[Reading]:
+    """Each family's reading of the pair (a, b), from a comparison Dataset."""
+    pair = dict(set_a=a, set_b=b)
+    out = []
     for f in res.family.values.tolist():
-        v = str(res.verdict.sel(set_a=a, set_b=b, family=f).values)
-        lead = float(res.minor_lead.sel(set_a=a, set_b=b, family=f))
-        if v not in ("dominates", "dominated") or not np.isfinite(lead):
-            continue
-        share = float(res.minor_share.sel(set_a=a, set_b=b, family=f))
-        loser = b if v == "dominates" else a
-        unit = res.attrs.get(f"margin_unit_{f}", "relative")
-        where = "" if FAMILIES[f].parameter is None else f" on {share:.0%} of the domain"
-        if FAMILIES[f].parameter is not None and 0 < share < 0.005:
-            where = " on < 1% of the domain"
-        notes.append(f"{esc(loser)} ahead by {_amount(lead, unit)}{where} in {_family(f, esc)}")
-    return [f"within the margin: {'; '.join(notes)}"] if notes else []
+        fam = FAMILIES.get(f)
+        at = dict(pair, family=f)
+        locs = res.crossings.sel(**at).values if "crossings" in res else []
+        out.append(
+            Reading(
+                family=_family(f, esc),
+                verdict=str(res.verdict.sel(**at).values),
+                symbol=fam.display()["symbol"] if fam is not None else "",
+                scale_free=fam is None or fam.parameter is None,
+                unit=str(res.attrs.get(f"margin_unit_{f}", "relative")),
+                crossings=[float(x) for x in np.atleast_1d(locs)],
+                lead=float(res.minor_lead.sel(**at)) if "minor_lead" in res else np.nan,
+                share=float(res.minor_share.sel(**at)) if "minor_share" in res else 0.0,
+                confident=esc(str(res.verdict_ci.sel(**at).values))
+                if "verdict_ci" in res
+                else "no band",
+            )
+        )
+    return out
 
 
 def _rule_lines(res, esc: Text) -> list[str]:
@@ -123,33 +56,18 @@ def _rule_lines(res, esc: Text) -> list[str]:
     attrs = res.attrs
     if "min_share" not in attrs:
         return []
-    parts = []
-    for f in res.family.values.tolist():
-        margin, unit = attrs.get(f"margin_{f}"), attrs.get(f"margin_unit_{f}")
-        if margin is not None:
-            unit_text = " × n samples" if unit == "n" else " relative"
-            parts.append(f"{_family(f, esc)} {float(margin):g}{unit_text}")
-    lines = [
-        "Margins (leads within them, or on less than "
-        f"{attrs['min_share']:.0%} of the domain, are negligible): " + ", ".join(parts) + "."
+    margins = [
+        (_family(f, esc), float(attrs[f"margin_{f}"]), str(attrs.get(f"margin_unit_{f}")))
+        for f in res.family.values.tolist()
+        if attrs.get(f"margin_{f}") is not None
     ]
-    bounded: dict[str, list[str]] = {}
-    for f in res.family.values.tolist():
-        method = str(attrs.get(f"method_{f}", "exact"))
-        if method != "exact":
-            bounded.setdefault(method, []).append(_family(f, esc))
-    if bounded:
-        kinds = "; ".join(f"{esc(k)}: {', '.join(v)}" for k, v in bounded.items())
-        lines.append(
-            f"Large-n values ({kinds}): a verdict there holds only where the bounds "
-            "separate; elsewhere it says the bounds overlap."
-        )
-    if "verdict_ci" in res and (res.verdict_ci.values == "no band").all():
-        lines.append(
-            "No verdict here holds with confidence: the profiles have no replicates "
-            "(profile with n_boot > 0 for bands)."
-        )
-    return lines
+    no_band = "verdict_ci" in res and bool((res.verdict_ci.values == "no band").all())
+    bounded = [
+        (_family(f, esc), esc(str(attrs[f"method_{f}"])))
+        for f in res.family.values.tolist()
+        if str(attrs.get(f"method_{f}", "exact")) != "exact"
+    ]
+    return wording.rule_lines(margins, float(attrs["min_share"]), no_band, bounded)
 
 
 def summarize_condition(
@@ -198,13 +116,12 @@ def summarize_condition(
             )
     lines += _rule_lines(res, esc)
     lines.append("")
+    ci = float(attrs.get("ci", 0.95))
+    simultaneous = attrs.get("band") == "simultaneous"
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
-            lines += [f"- {line}" for line in _pair_lines(res, a, b, esc)]
-            lines += [f"  - {note}" for note in _margin_notes(res, a, b, esc)]
-            confidence = _confidence_line(res, a, b, esc)
-            if confidence:
-                lines.append(f"  - {confidence}")
+            readings = _readings(res, a, b, esc)
+            lines += wording.pair_block(esc(a), esc(b), readings, ci, simultaneous)
     return "\n".join(lines)
 
 
@@ -215,7 +132,7 @@ def summary(comparison, *, markdown: bool = True) -> str:
     text; ``markdown=False`` writes them as they are (plain text, for a page that
     escapes it itself).
     """
-    from .accessor import comparison_paths
+    from .layout import comparison_paths
 
     esc, code = (markdown_text, markdown_code) if markdown else (str, _plain_code)
     parts = [

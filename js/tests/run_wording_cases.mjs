@@ -1,0 +1,19 @@
+// Words the cases that Python wrote with the browser's summariser (js/wording.ts) and prints
+// the lines as JSON for tests/test_wording_js.py to compare with wording.py.
+// Usage: node run_wording_cases.mjs <compiled wording.mjs> <cases.json>
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+
+const [modulePath, casesPath] = process.argv.slice(2);
+const w = await import(pathToFileURL(modulePath).href);
+const revive = (x) => (x === "inf" ? Infinity : x === "-inf" ? -Infinity : x === "nan" ? NaN : x);
+const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
+  const readings = c.readings.map((r) => ({ ...r, lead: revive(r.lead),
+    crossings: r.crossings.map(revive) }));
+  return {
+    rules: w.ruleLines(c.margins, c.min_share, c.no_band, c.bounded),
+    block: w.pairBlock(c.a, c.b, readings, c.ci, c.simultaneous),
+    numbers: c.numbers.map((x) => [w.fmtG(revive(x), 3), w.fmtG(revive(x), 6), Number.isFinite(revive(x)) ? w.percent(revive(x)) : null]),
+  };
+});
+process.stdout.write(JSON.stringify(out));

@@ -1,0 +1,201 @@
+"""The browser's summary (js/wording.ts) words verdicts exactly as summary.py does.
+
+Python generates the cases and the expected lines from ``wording.py`` (the one
+summariser, used by ``summary.py``); node runs the compiled TypeScript on the same cases.
+"""
+
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from diversity_profiles import wording
+from diversity_profiles.wording import Reading
+
+ROOT = Path(__file__).resolve().parents[1]
+ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
+VERDICTS = ("dominates", "dominated", "crosses", "tied", "bounds overlap")
+
+
+def _enc(x: float):
+    return ("inf" if x > 0 else "-inf") if math.isinf(x) else ("nan" if math.isnan(x) else x)
+
+
+def make_cases():
+    rng = np.random.default_rng(0)
+    names = ["vendi", "magnitude", "circles", "energy", "average_distance", "richness"]
+    symbols = ["q", "t", "τ", "s", "", ""]
+    cases = []
+    for k in range(80):
+        readings = []
+        for f, name in enumerate(names[: 1 + k % len(names)]):
+            verdict = VERDICTS[rng.integers(0, 5 if k % 4 == 1 else 4)] if k % 7 else ["tied", "dominates"][k % 2]
+            scale_free = symbols[f] == ""
+            crossings = (
+                []
+                if verdict != "crosses" or scale_free
+                else sorted(
+                    float(x)
+                    for x in rng.choice(
+                        [0.5, 1.0, 2.345678, 1234.5, 0.000123456, np.inf, 10.0], rng.integers(1, 4)
+                    )
+                )
+            )
+            lead = float(rng.choice([np.nan, 1.0, 2.0, 0.004, 0.00001, 0.123456, 1.5]))
+            readings.append(
+                Reading(
+                    family=name,
+                    verdict=verdict if not (scale_free and verdict == "crosses") else "tied",
+                    symbol=symbols[f],
+                    scale_free=scale_free,
+                    unit="n" if name in ("circles", "richness") else "relative",
+                    crossings=crossings,
+                    lead=lead,
+                    share=float(rng.choice([0.0, 0.003, 0.125, 0.375, 0.5, 0.25, 0.999])),
+                    confident=str(rng.choice(["no band", "dominates", "uncertain", "crosses"]))
+                    if k % 3
+                    else "no band",
+                )
+            )
+        cases.append(
+            {
+                "a": ["1 class", "set ≻ a", "A"][k % 3],
+                "b": ["3 classes", "B", "b`*"][k % 3],
+                "readings": readings,
+                "ci": float(rng.choice([0.95, 0.9, 0.5])),
+                "simultaneous": bool(k % 2),
+                "margins": [
+                    [r.family, float(rng.choice([0.01, 0.05, 0.125, 1e-7])), r.unit]
+                    for r in readings
+                ],
+                "min_share": float(rng.choice([0.05, 0.0, 0.3, 0.125])),
+                "no_band": all(r.confident == "no band" for r in readings),
+                "bounded": [
+                    [r.family, ["certified bounds", "estimate ± error"][f % 2]]
+                    for f, r in enumerate(readings)
+                    if k % 4 == 1 and f % 3 != 2
+                ],
+                "numbers": [
+                    float(x)
+                    for x in rng.choice(
+                        [
+                            0.0,
+                            1.0,
+                            9.996,
+                            0.00012345,
+                            123456.7,
+                            1.5e17,
+                            -2.5,
+                            np.inf,
+                            0.125,
+                            0.995,
+                            12.5,
+                        ],
+                        4,
+                    )
+                ],
+            }
+        )
+    return cases
+
+
+def expected(case):
+    readings = case["readings"]
+    return {
+        "rules": wording.rule_lines(
+            case["margins"], case["min_share"], case["no_band"], case["bounded"]
+        ),
+        "block": wording.pair_block(
+            case["a"], case["b"], readings, case["ci"], case["simultaneous"]
+        ),
+        "numbers": [
+            [
+                wording.fmt_g(x, 3),
+                wording.fmt_g(x, 6),
+                wording.percent(x) if math.isfinite(x) else None,
+            ]
+            for x in case["numbers"]
+        ],
+    }
+
+
+def _jsonable(case):
+    out = dict(case)
+    out["readings"] = [
+        {
+            **r.__dict__,
+            "crossings": [_enc(x) for x in r.crossings],
+            "lead": _enc(r.lead),
+        }
+        for r in case["readings"]
+    ]
+    out["numbers"] = [_enc(x) for x in case["numbers"]]
+    return out
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("npm is not installed: the browser's summariser is built and run with it")
+    assert ESBUILD.exists(), "node_modules is missing: `pip install -e .` (or `npm install`)"
+    out = tmp_path_factory.mktemp("js") / "wording.mjs"
+    subprocess.run(
+        [str(ESBUILD), str(ROOT / "js" / "wording.ts"), "--bundle", "--format=esm",
+         f"--outfile={out}", "--log-level=warning"],
+        check=True,
+    )  # fmt: skip
+    return out
+
+
+def test_the_browser_words_verdicts_like_summary_py(compiled, tmp_path):
+    cases = make_cases()
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps([_jsonable(c) for c in cases]))
+    node = shutil.which("node")
+    assert node
+    run = subprocess.run(
+        [node, str(ROOT / "js" / "tests" / "run_wording_cases.mjs"), str(compiled), str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(run.stdout)
+    seen: set[str] = set()
+    for case, js in zip(cases, got, strict=True):
+        want = expected(case)
+        assert js == want, case
+        seen.update(line.split(":")[0].split(" ")[-1] for line in want["block"])
+        seen.update(
+            w
+            for w in (
+                "disagree", "tied in every", "within the margin", "confidence", "cross in",
+                "bounds overlap in",
+            )
+            if any(w in line for line in want["block"])
+        )
+    # The fixtures reach every kind of line.
+    assert {
+        "disagree", "tied in every", "within the margin", "confidence", "cross in",
+        "bounds overlap in",
+    } <= seen
+    assert any(
+        line.startswith("Large-n values") for case in cases for line in expected(case)["rules"]
+    )
+
+
+def test_summary_py_writes_its_pair_lines_with_the_shared_wording():
+    import diversity_profiles as dp
+
+    sets = {"A": [[0.0], [1.0], [2.0], [3.0]], "B": [[0.0], [0.1], [0.2]]}
+    tree = dp.profiles(sets, representation="x", distance="euclidean", n_points=8)
+    res = dp.compare(tree)["x/euclidean"].to_dataset()
+    from diversity_profiles.summary import _readings, summarize_condition
+
+    readings = _readings(res, "A", "B", str)
+    block = wording.pair_block("A", "B", readings, 0.95, res.attrs["band"] == "simultaneous")
+    body = summarize_condition(res, "x/euclidean", esc=str, code=str)
+    assert "\n".join(block) in body
