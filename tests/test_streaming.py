@@ -187,3 +187,19 @@ def test_pooled_histogram_quantiles_across_different_anchors():
         np.concatenate([a, b]).mean()
     )
     assert pooled.quantile(probs) == pytest.approx(ref, rel=2e-3)
+
+
+def test_auto_keeps_exact_where_the_large_method_would_only_bound_loosely():
+    # Tanimoto: no iterative module for Vendi, magnitude or Circles, so above their n
+    # limits auto stays exact while that fits; energy's streamed bounds are tight anyway.
+    fams = ["vendi", "magnitude", "circles", "energy"]
+    tanimoto = planning.plan(fams, [5000, 5000], 2048, distance="tanimoto", available=16e9)
+    assert {f: r.method for f, r in tanimoto.items()} == {
+        "vendi": "exact", "magnitude": "exact", "circles": "exact", "energy": "large",
+    }  # fmt: skip
+    assert "loosely" in tanimoto["vendi"].why
+    euclidean = planning.plan(fams, [5000, 5000], 768, distance="euclidean", available=16e9)
+    assert all(r.method == "large" for r in euclidean.values())
+    # When exact does not fit, the loose bounds are still better than a refusal.
+    short = planning.plan(fams, [5000, 5000], 2048, distance="tanimoto", available=0.6e9)
+    assert all(r.method == "large" for r in short.values())

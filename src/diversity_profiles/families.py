@@ -73,6 +73,10 @@ class Family:
     #: Bytes per pair its ``<name>_large`` solver holds when that fits in memory (else it
     #: recomputes); 0: only block buffers and per-point arrays.
     large_solver_bytes: float = 0.0
+    #: Distances on which its large-n method is tight (an iterative ``<name>_large``
+    #: module applies); on the others only the streamed passes' wide bounds exist, so
+    #: method="auto" keeps the exact method while it fits in memory. None: every distance.
+    large_distances: tuple[str, ...] | None = None
 
     def display(self) -> dict:
         """The facts a view needs (sent to the browser so js/ holds no family names)."""
@@ -291,6 +295,7 @@ FAMILIES: dict[str, Family] = {
             auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
             exact_copies=2,
             dual_kernel=True,
+            large_distances=("euclidean",),  # vendi_large: the Gaussian kernel
         ),
         Family(  # Leinster–Cobbold: its module is similarity_diversity.py
             "similarity_diversity",
@@ -321,6 +326,7 @@ FAMILIES: dict[str, Family] = {
             auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
             exact_copies=2.5,  # Z_t in float64 and float32
             large_solver_bytes=4.0,  # magnitude_large holds Z_t in float32 when it fits
+            large_distances=("euclidean", "cosine"),
         ),
         Family(
             "circles",
@@ -337,6 +343,7 @@ FAMILIES: dict[str, Family] = {
             bounds=("circles", "circles_upper"),
             auto_exact_max_n=4000,  # O(n²) per threshold in Python loops
             exact_copies=2,  # adjacency, linkage and DSATUR
+            large_distances=("euclidean", "cosine"),  # circles_large
         ),
         Family(
             "energy",

@@ -58,6 +58,12 @@ def _no_matrix(family: str, dual: bool) -> bool:
     return fam.exact_copies is None or (fam.dual_kernel and dual)
 
 
+def _tight(family: str, distance: str | None) -> bool:
+    """Whether the family's large-n method is tight on ``distance`` (None: unknown, yes)."""
+    on = FAMILIES[family].large_distances
+    return distance is None or on is None or distance in on
+
+
 def _exact_bytes(family: str, n: int, n_sets: int, dual: bool) -> float:
     if _no_matrix(family, dual):
         return 0.0
@@ -76,6 +82,7 @@ def plan(
     precomputed: bool = False,
     n_grid: int = 100,
     available: float | None = None,
+    distance: str | None = None,
 ) -> dict[str, Route]:
     """Route every family to its exact or large-n method, or refuse with the plan.
 
@@ -111,6 +118,9 @@ def plan(
             routes[fam] = Route(fam, "large", large, "method='large'")
         elif n <= max_n and exact <= budget:
             routes[fam] = Route(fam, "exact", exact, f"n = {n} <= {max_n}")
+        elif exact <= budget and not _tight(fam, distance):
+            why = f"its large-n method only bounds {distance} distances loosely"
+            routes[fam] = Route(fam, "exact", exact, why)
         else:
             why = f"n = {n} > {max_n}" if n > max_n else (f"exact needs {_human_bytes(exact)}")
             routes[fam] = Route(fam, "large", large, why)

@@ -280,6 +280,7 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
         dual_vendi=cond.kernel == "cosine similarity",
         precomputed=first.embeddings is None or first.given_similarity is not None,
         n_grid=n_points,
+        distance=cond.distance,
     )
     large = sorted(f for f, r in routes.items() if r.method == "large")
     if large and unc.n_boot:
