@@ -290,7 +290,9 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
     from . import planning
 
     one_of(method, "method", FUNC, planning.METHODS)
-    dask_input = method == "auto" and any(item.distributed for item in cond.sets)
+    dask_input = method == "auto" and any(
+        item.distributed or item.device is not None for item in cond.sets
+    )
     if dask_input:
         method = "large"  # dask input: the streamed passes, as dask graphs, at any n
     first = cond.sets[0]
@@ -310,7 +312,8 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
             f"{', '.join(large)} run their large-n method at n = {max(s.n for s in cond.sets)}. "
             f"Use common_n (subsampling) for the spread, or leave n_boot at 0"
             + (
-                " (dask input runs the large-n methods; method='exact' computes in memory)."
+                " (dask input or a torch device runs the large-n methods; method='exact' "
+                "computes in memory)."
                 if dask_input
                 else "."
             )
@@ -342,6 +345,7 @@ def profiles(
     method: str = "auto",
     accuracy: float | None = None,
     time_budget: float | None = None,
+    device: str | None = None,
 ) -> xr.DataTree:
     """Diversity profiles of several sample sets under one condition.
 
@@ -418,6 +422,13 @@ def profiles(
     time_budget : float, optional
         Seconds per set and family the large-n methods may spend (then they return
         the bounds reached).
+    device : str or torch.device, optional
+        Run the streamed passes of embedding sets on a torch device (``"cuda"``,
+        ``"cuda:1"``, or ``"cpu"`` for torch on the CPU); torch tensors among the
+        sets run on their own device when none is given. ``method="auto"`` then
+        means the large-n methods at any n. Accuracy safeguards and the precision of
+        each kernel: :mod:`.torch_engine`. Needs ``pip install
+        "diversity-profiles[torch]"``.
 
     Returns
     -------
@@ -463,7 +474,12 @@ def profiles(
     seed = check_seed(seed, FUNC)
     if max_seconds is not None:
         max_seconds = check_real(max_seconds, "max_seconds", FUNC, low=0.0, low_open=True)
-    prepared = prepare_sets(sets, distance, similarities=similarities, richness_tol=richness_tol)
+    from .torch_engine import resolve_device
+
+    device = resolve_device(device, FUNC)
+    prepared = prepare_sets(
+        sets, distance, similarities=similarities, richness_tol=richness_tol, device=device
+    )
     cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
     if bandwidth is not None:
         cond.bandwidth_method = "given by the user"
@@ -485,6 +501,10 @@ def profiles(
             if client is None
             else f"dask.distributed ({client.scheduler.address})"
         )
+    if any(item.device is not None for item in prepared):
+        from .torch_engine import provenance
+
+        ds.attrs.update(provenance(prepared[0].device))
     ds.attrs["session_key"] = remember(cond)
     return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
 
