@@ -1,0 +1,212 @@
+"""The torch engine (``device=``) on CPU torch: the passes against the numpy engine and
+brute-force references, profiles against the numpy engine's and the dense exact values,
+torch tensors as sets, and the errors for devices that do not exist here."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist, squareform
+
+import diversity_profiles as dp
+from diversity_profiles import streaming
+
+torch = pytest.importorskip("torch", reason="torch is optional: pip install '.[torch]'")
+from diversity_profiles import torch_engine  # noqa: E402  (after the skip)
+
+FAMILIES = ["vendi", "energy", "average_distance", "circles", "magnitude", "richness"]
+
+
+def _data(n=600, d=10, seed=0, duplicates=True):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(4, d)) * 3
+    X = centres[rng.integers(0, 4, n)] + rng.normal(size=(n, d))
+    if duplicates:
+        X[1] = X[0]  # a duplicate: distance exactly 0
+        X[3] = X[2] + 1e-9  # a near-duplicate: float32 GEMM noise, float64 difference 1e-9·√d
+    return X
+
+
+def _prepared(X, distance):
+    return dp.distances.prepare_embeddings(X, distance, "test")
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine", "tanimoto"])
+def test_distance_pass_equals_numpy_engine_and_pdist(distance):
+    X = _data()
+    if distance == "tanimoto":
+        X = (X > 0.5).astype(np.float64)
+    X = _prepared(X, distance)
+    ref = streaming.distance_pass(X, distance, block=256)
+    got = torch_engine.distance_pass(X, distance, device="cpu", block=256)
+    assert np.array_equal(got.counts, ref.counts)  # every pair in the same bin
+    assert (got.n_pairs, got.n_zero, got.n_clipped, got.anchor) == (
+        ref.n_pairs, ref.n_zero, ref.n_clipped, ref.anchor
+    )  # fmt: skip
+    # u: offsets inside bins 6.8e-4 wide; float64 GEMMs summed in another order differ by ~1e-14
+    np.testing.assert_allclose(got.sum_u, ref.sum_u, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got.sum_d, ref.sum_d, rtol=1e-13)
+    metric = {"euclidean": "euclidean", "cosine": "cosine", "tanimoto": "jaccard"}[distance]
+    brute = pdist(X, metric)
+    np.testing.assert_allclose(got.mean_distance(), brute.mean(), rtol=1e-12)
+    _, mult = np.unique(X, axis=0, return_counts=True)
+    assert got.n_zero == np.sum(mult * (mult - 1) // 2)  # identical rows, and only they
+    if distance == "euclidean":  # the near-duplicate: from the difference, not the GEMM
+        assert got.counts.sum() == brute.size - 1
+        assert np.isclose(np.linalg.norm(X[3] - X[2]), 1e-9 * np.sqrt(X.shape[1]), rtol=1e-6)
+
+
+def _tight_thresholds(brute, k=40):
+    """Midpoints of the k closest pairs of consecutive distances: float32 distances (~1e-7
+    relative error) put pairs on the wrong side of these unless they are recounted."""
+    s = np.unique(brute)
+    gaps = np.diff(s) / s[1:]
+    pick = np.argsort(gaps)[:k]
+    return np.sort((s[pick] + s[pick + 1]) / 2)
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_threshold_counts_are_exact_in_float32(distance):
+    X = _prepared(_data(n=500), distance)
+    brute = squareform(pdist(X, distance))
+    taus = _tight_thresholds(brute[np.triu_indices(len(X), 1)])
+    assert np.min(np.diff(np.unique(brute))[np.diff(np.unique(brute)) > 0]) < 1e-6 * taus.max()
+    got = torch_engine.threshold_pass(X, distance, taus, device="cpu", block=128)
+    within = brute[:, :, None] <= taus[None, None, :]
+    degrees = within.sum(axis=1) - 1  # the point itself excluded
+    assert np.array_equal(got.degrees, degrees)
+    assert np.array_equal(got.pairs, (within.sum(axis=(0, 1)) - len(X)) // 2)
+    ref = streaming.threshold_pass(X, distance, taus, block=128)
+    assert np.array_equal(got.degrees, ref.degrees)
+
+
+def test_sum_of_squared_kernel_matches_brute_force():
+    X = _prepared(_data(n=400), "euclidean")
+    h = 3.0
+
+    def kernel(D):  # numpy or torch, as large.counts writes it
+        K = D * D
+        K *= -0.5 / h**2
+        return torch_engine.namespace(D).exp(K, out=K)
+
+    got = torch_engine.threshold_pass(X, "euclidean", None, kernel, device="cpu", block=128)
+    d = pdist(X)
+    np.testing.assert_allclose(got.sum_k2, np.sum(np.exp(-0.5 * (d / h) ** 2) ** 2), rtol=1e-12)
+
+
+def test_dual_spectrum_matches_the_covariance():
+    X = _prepared(_data(n=300), "cosine")
+    lam = torch_engine.dual_spectrum(X, device="cpu")
+    np.testing.assert_allclose(lam, np.linalg.eigvalsh(X.T @ X / len(X)), atol=1e-13)
+
+
+def _node(tree):
+    return tree[tree.dp.conditions[0]].to_dataset()
+
+
+def _sets(duplicates=False):
+    """Two sets; with ``duplicates`` an identical pair each (magnitude's Z_t stays well
+    conditioned without the near-duplicate, so its iterative estimate is reproducible)."""
+    rng = np.random.default_rng(1)
+    A = _data(n=400, seed=2, duplicates=False)
+    B = _data(n=300, seed=3, duplicates=False) * 1.3 + rng.normal(size=10)
+    if duplicates:
+        A[1], B[1] = A[0], B[0]
+    return {"A": A, "B": B}
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_profiles_on_cpu_torch_equal_the_numpy_engine(distance):
+    sets = _sets()
+    kw = dict(representation="r", distance=distance, families=FAMILIES, n_points=10)
+    ref = _node(dp.profiles(sets, method="large", **kw))
+    got = _node(dp.profiles(sets, device="cpu", **kw))
+    assert sorted(got.data_vars) == sorted(ref.data_vars)
+    for var in ref.data_vars:
+        assert got[var].attrs.get("method") == ref[var].attrs.get("method"), var
+        if var.startswith(("circles", "richness", "n_samples")):
+            assert np.array_equal(got[var].values, ref[var].values), var  # counts: exact
+        elif var.startswith(("magnitude", "vendi")) and ref[var].attrs.get("method"):
+            # iterative solvers (magnitude_large, vendi_large) stop at their rtol (1e-7) on
+            # grids that agree to 1e-16
+            np.testing.assert_allclose(got[var].values, ref[var].values, rtol=1e-6, err_msg=var)
+        else:  # float64 sums in another order (and grids derived from them)
+            np.testing.assert_allclose(got[var].values, ref[var].values, rtol=1e-10, err_msg=var)
+    assert got.attrs["engine"] == f"torch {torch.__version__}"
+    assert got.attrs["device"] == "cpu"
+    assert "float32" in got.attrs["device_precision"]
+    assert "engine" not in ref.attrs
+
+
+def test_bounds_bracket_the_dense_exact_values():
+    sets = _sets(duplicates=True)
+    kw = dict(representation="r", distance="euclidean", families=FAMILIES, n_points=12)
+    got = _node(dp.profiles(sets, device="cpu", **kw))
+    domains = {f: got[p].values for f, p in (("vendi", "q"), ("magnitude", "t"),
+                                             ("circles", "tau"), ("energy", "s"))}  # fmt: skip
+    exact = _node(dp.profiles(sets, method="exact", domains=domains, bandwidth=
+                              float(got.attrs["bandwidth"]), **kw))  # fmt: skip
+    slack = 1e-9
+    for fam in ("vendi", "magnitude", "energy"):
+        lo, hi, ex = got[f"{fam}_lower"].values, got[f"{fam}_upper"].values, exact[fam].values
+        fin = np.isfinite(ex)
+        assert np.all(lo[fin] <= ex[fin] * (1 + np.sign(ex[fin]) * slack) + slack), fam
+        assert np.all(hi[fin] >= ex[fin] * (1 - np.sign(ex[fin]) * slack) - slack), fam
+    assert np.all(got["circles"].values <= exact["circles_upper"].values)
+    assert np.all(got["circles_upper"].values >= exact["circles"].values)
+    np.testing.assert_allclose(
+        got["average_distance"].values, exact["average_distance"].values, rtol=1e-12
+    )
+    assert np.array_equal(got["richness"].values, exact["richness"].values)
+
+
+def test_torch_tensors_run_on_their_device_and_equal_numpy_input():
+    sets = _sets()
+    tensors = {k: torch.as_tensor(v, dtype=torch.float32) for k, v in sets.items()}
+    as_numpy = {k: v.numpy().astype(np.float64) for k, v in tensors.items()}
+    kw = dict(representation="r", distance="cosine", families=FAMILIES, n_points=10)
+    got = _node(dp.profiles(tensors, **kw))  # no device: the tensors' own (cpu)
+    ref = _node(dp.profiles(as_numpy, device="cpu", **kw))
+    assert got.attrs["device"] == "cpu"
+    for var in ref.data_vars:
+        assert np.array_equal(got[var].values, ref[var].values, equal_nan=True), var
+    # A bfloat16 tensor (numpy has none) is taken as float64 of its values.
+    half = {k: v.to(torch.bfloat16) for k, v in tensors.items()}
+    tree = dp.profiles(half, device="cpu", **{**kw, "families": ["average_distance"]})
+    assert np.all(np.isfinite(_node(tree)["average_distance"].values))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device exists here")
+def test_cuda_without_a_device_says_so_and_names_the_fix():
+    with pytest.raises(RuntimeError) as err:
+        dp.profiles(_sets(), representation="r", distance="euclidean", device="cuda")
+    msg = str(err.value)
+    assert "'device'" in msg and "'cuda'" in msg
+    assert 'pip install "diversity-profiles[torch]"' in msg and "device='cpu'" in msg
+
+
+@pytest.mark.parametrize(
+    "device, error, words",
+    [("tpu", ValueError, "'cuda', 'cuda:<index>' or 'cpu'"), ("meta", ValueError, "float64"),
+     (3, TypeError, "Got int 3")],
+)  # fmt: skip
+def test_bad_devices_are_refused(device, error, words):
+    with pytest.raises(error, match="'device' argument of profiles") as err:
+        dp.profiles(_sets(), representation="r", distance="euclidean", device=device)
+    assert words in str(err.value)
+
+
+def test_without_torch_the_error_names_the_extra():
+    code = (
+        "import sys; sys.modules['torch'] = None\n"  # makes `import torch` fail, as if absent
+        "import numpy as np, diversity_profiles as dp\n"
+        "try:\n"
+        "    dp.profiles({'A': np.eye(3)}, representation='r', distance='euclidean',"
+        " device='cuda')\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "'device' argument of profiles needs torch" in out.stdout
+    assert 'pip install "diversity-profiles[torch]"' in out.stdout
