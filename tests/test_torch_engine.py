@@ -32,6 +32,14 @@ def _prepared(X, distance):
     return dp.distances.prepare_embeddings(X, distance, "test")
 
 
+def _brute(X, distance):
+    """Pairwise distances by scipy, from the row differences (``1 - cos`` as ``|u - v|²/2``
+    for unit rows: scipy's ``1 - u·v`` rounds the near-duplicate's 1e-18 to 0)."""
+    if distance == "cosine":
+        return pdist(X, "sqeuclidean") / 2.0
+    return pdist(X, {"euclidean": "euclidean", "tanimoto": "jaccard"}[distance])
+
+
 @pytest.mark.parametrize("distance", ["euclidean", "cosine", "tanimoto"])
 def test_distance_pass_equals_numpy_engine_and_pdist(distance):
     X = _data()
@@ -47,8 +55,7 @@ def test_distance_pass_equals_numpy_engine_and_pdist(distance):
     # u: offsets inside bins 6.8e-4 wide; float64 GEMMs summed in another order differ by ~1e-14
     np.testing.assert_allclose(got.sum_u, ref.sum_u, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(got.sum_d, ref.sum_d, rtol=1e-13)
-    metric = {"euclidean": "euclidean", "cosine": "cosine", "tanimoto": "jaccard"}[distance]
-    brute = pdist(X, metric)
+    brute = _brute(X, distance)
     np.testing.assert_allclose(got.mean_distance(), brute.mean(), rtol=1e-12)
     _, mult = np.unique(X, axis=0, return_counts=True)
     assert got.n_zero == np.sum(mult * (mult - 1) // 2)  # identical rows, and only they
@@ -69,7 +76,7 @@ def _tight_thresholds(brute, k=40):
 @pytest.mark.parametrize("distance", ["euclidean", "cosine"])
 def test_threshold_counts_are_exact_in_float32(distance):
     X = _prepared(_data(n=500), distance)
-    brute = squareform(pdist(X, distance))
+    brute = squareform(_brute(X, distance))
     taus = _tight_thresholds(brute[np.triu_indices(len(X), 1)])
     assert np.min(np.diff(np.unique(brute))[np.diff(np.unique(brute)) > 0]) < 1e-6 * taus.max()
     got = torch_engine.threshold_pass(X, distance, taus, device="cpu", block=128)
@@ -210,3 +217,20 @@ def test_without_torch_the_error_names_the_extra():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "'device' argument of profiles needs torch" in out.stdout
     assert 'pip install "diversity-profiles[torch]"' in out.stdout
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_circles_large_on_the_device_equals_the_host(distance):
+    from diversity_profiles.circles_large import circles_large
+
+    X = _prepared(_data(n=500), distance)
+    brute = _brute(X, distance)
+    taus = np.concatenate([[0.0], _tight_thresholds(brute, 10), np.quantile(brute, [0.05, 0.3])])
+    ref = circles_large(X, taus, distance=distance)
+    got = circles_large(X, taus, distance=distance, device="cpu")
+    assert got.n_pairs == ref.n_pairs
+    assert np.array_equal(got.lower, ref.lower) and np.array_equal(got.upper, ref.upper)
+    for k, tau in enumerate(taus):  # the witnesses are independent sets of G_tau
+        w = got.witness[k]
+        assert len(w) == got.lower[k]
+        assert np.all(squareform(brute)[np.ix_(w, w)][np.triu_indices(len(w), 1)] > tau)

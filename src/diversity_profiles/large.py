@@ -227,6 +227,7 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
         "time_budget": cond.time_budget,
         "memory_limit": cond.memory_limit,
         "seed": cond.seed,
+        "device": item.device,
         **kw,
     }
     accepted = inspect.signature(fn).parameters

@@ -173,6 +173,20 @@ def provenance(device: str) -> dict[str, str]:
     return {"engine": f"torch {torch.__version__}", "device": where, "device_precision": PRECISION}
 
 
+class full_float32:
+    """Full float32 products (no TF32) inside: the float32 error bounds assume them."""
+
+    def __init__(self, torch: Any):
+        self.backend = torch.backends.cuda.matmul
+
+    def __enter__(self) -> None:
+        self.saved = self.backend.allow_tf32
+        self.backend.allow_tf32 = False
+
+    def __exit__(self, *exc: object) -> None:
+        self.backend.allow_tf32 = self.saved
+
+
 # --- the device copy of a set ---------------------------------------------------------------
 
 
@@ -226,7 +240,8 @@ class DeviceSet:
         torch = self.torch
         X = self.rows(dtype)
         A, B = X[i : i + size], X[j : j + size]
-        G = A @ B.T
+        with full_float32(torch):
+            G = A @ B.T
         limit = _CLOSE32 if dtype == "float32" else _CLOSE64
         if self.distance == "cosine":
             G = torch.clamp_min(1.0 - G, 0.0)
@@ -438,6 +453,52 @@ def threshold_pass(
     sum_k2 = tree_reduce(sums, _add)  # consumes the walk: the bins fill on the way
     host = None if bins is None else bins.cpu().numpy()
     return finish_counts(taus, host, ds.n, sum_k2 if kernel is not None else None)
+
+
+# --- Circles' candidate pairs (circles_large) -----------------------------------------------
+
+
+def pair_candidates(
+    X: np.ndarray, distance: str, device: str, tile: int, err: float
+) -> Callable[[int, int, float], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`.circles_large._host_candidates` with the tiles on the device: float32 GEMM
+    (TF32 off: ``err`` is the float32 error bound), close pairs refined in float64 there;
+    the candidates come back to the host, where near-threshold pairs are recomputed."""
+    ds = DeviceSet(X, distance, device)
+    torch = ds.torch
+    X32 = ds.rows("float32")
+    sq64 = (ds.X64 * ds.X64).sum(dim=1)
+
+    def candidates(a: int, b: int, cap: float):
+        with full_float32(torch):
+            A, B = X32[a : a + tile], X32[b : b + tile]
+            G = A @ B.T
+            if distance == "cosine":  # as distances._block: close below 1e-4
+                D = torch.clamp_min(1.0 - G, 0.0)
+                close = D < _CLOSE64
+            else:
+                norms = (A * A).sum(dim=1)[:, None] + (B * B).sum(dim=1)[None, :]
+                sq = norms - 2.0 * G
+                close = sq < _CLOSE64 * norms
+                D = torch.sqrt(torch.clamp_min(sq, 0.0))
+            D = D.to(torch.float64)
+            r, c = torch.nonzero(close, as_tuple=True)
+            for s in range(0, r.numel(), _CHUNK):
+                rr, cc = r[s : s + _CHUNK], c[s : s + _CHUNK]
+                D[rr, cc] = ds.pair_distances(a + rr, b + cc)
+            bound = err * (sq64[a : a + tile, None] + sq64[None, b : b + tile])
+            if distance == "euclidean":  # the bound is on D², move it to D near τ
+                root = torch.sqrt(torch.clamp_min(D * D - bound, 0.0))
+                bound = bound / torch.clamp_min(D + root, 1e-300)
+            bound[close] = 0.0  # already recomputed in float64
+            r, c = torch.nonzero(D <= cap + bound, as_tuple=True)
+            if a == b:
+                keep = r < c
+                r, c = r[keep], c[keep]
+            dv, bv = D[r, c], bound[r, c]
+            return tuple(t.cpu().numpy() for t in (r, c, dv, bv))
+
+    return candidates
 
 
 # --- the d × d covariance (cosine Vendi, dual form) ---------------------------------------------
