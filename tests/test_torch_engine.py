@@ -234,3 +234,31 @@ def test_circles_large_on_the_device_equals_the_host(distance):
         w = got.witness[k]
         assert len(w) == got.lower[k]
         assert np.all(squareform(brute)[np.ix_(w, w)][np.triu_indices(len(w), 1)] > tau)
+
+
+def test_iterative_solvers_on_the_device_bracket_dense_exact_values():
+    from diversity_profiles.magnitude_large import magnitude_large
+    from diversity_profiles.vendi_large import vendi_large
+
+    X = _data(n=300, duplicates=False)
+    D = squareform(pdist(X))
+    ts = np.array([0.1, 1.0, 5.0])
+    for memory_limit in (None, 1e3):  # K held on the device, or tiles recomputed per product
+        got = magnitude_large(X, ts, device="cpu", memory_limit=memory_limit)
+        host = magnitude_large(X, ts, memory_limit=memory_limit)
+        exact = np.array([np.linalg.solve(np.exp(-t * D), np.ones(len(X))).sum() for t in ts])
+        assert np.all(got.lower <= exact * (1 + 1e-12))
+        certified = np.array(got.kind) == "certified"
+        assert np.all(got.upper[certified] >= exact[certified] * (1 - 1e-12))
+        np.testing.assert_allclose(got.value, exact, rtol=1e-6)
+        np.testing.assert_allclose(got.value, host.value, rtol=1e-6)
+    h = 2.0
+    lam = np.linalg.eigvalsh(np.exp(-0.5 * (D / h) ** 2) / len(X))
+    lam = lam[lam > 1e-15]
+    qs = np.array([0.5, 1.0, 2.0, np.inf])
+    exact = [np.sum(lam**0.5) ** 2, np.exp(-np.sum(lam * np.log(lam))), 1 / np.sum(lam**2),
+             1 / lam.max()]  # fmt: skip
+    got = vendi_large(X, qs, bandwidth=h, device="cpu")
+    assert np.all(got.lower <= np.array(exact) * (1 + 1e-9))
+    assert np.all(got.upper >= np.array(exact) * (1 - 1e-9))
+    np.testing.assert_allclose(got.value[2], exact[2], rtol=1e-12)  # q = 2: exact

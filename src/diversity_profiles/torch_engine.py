@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ._blockwise import PairOperator
 from .histogram import _OCTAVES, BINS_PER_OCTAVE, LogDistanceHistogram
 from .streaming import (
     _CLOSE32,
@@ -499,6 +500,115 @@ def pair_candidates(
             return tuple(t.cpu().numpy() for t in (r, c, dv, bv))
 
     return candidates
+
+
+# --- kernel matrices for the iterative solvers (magnitude_large, vendi_large) ----------------
+
+
+def _index(torch: Any, idx: Any, device: str) -> Any:
+    """A slice stays a slice; an index array becomes a device tensor."""
+    if isinstance(idx, slice):
+        return idx
+    return torch.as_tensor(np.asarray(idx), dtype=torch.int64, device=device)
+
+
+def _global(idx: Any, local: Any, torch: Any, n: int, device: str) -> Any:
+    """Set rows of the tile rows ``local`` (a tile taken with ``idx``)."""
+    if isinstance(idx, slice):
+        return local + (idx.indices(n)[0])
+    return idx[local]
+
+
+class DevicePairOperator(PairOperator):
+    """:class:`._blockwise.PairOperator` with its tiles, the held float32 K and the
+    products on a torch device. ``tile`` and ``columns`` still return host float64 arrays
+    (the preconditioner is built on the host); ``matmat`` returns host float64.
+
+    Tiles follow :func:`.distances._block` (close pairs below 1e-4 of the norms recomputed
+    in float64 from the row difference, also in float32 tiles), float32 products without
+    TF32; ``double=True`` tiles and products are float64 throughout, as on the host.
+    """
+
+    def __init__(self, X, distance, entry, *, scale=None, device: str = "cpu"):
+        super().__init__(X, distance, entry, scale=scale)
+        self.ds = DeviceSet(self.X64, distance, device)
+        self.torch = self.ds.torch
+        self.device = device
+        self.scale_d = (
+            None if self.scale is None else self.torch.as_tensor(self.scale, device=device)
+        )
+
+    def _tile(self, rows: Any, cols: Any, double: bool) -> Any:
+        torch, dev = self.torch, self.device
+        rows, cols = _index(torch, rows, dev), _index(torch, cols, dev)
+        X = self.ds.rows("float64" if double else "float32")
+        A, B = X[rows], X[cols]
+        with full_float32(torch):
+            G = A @ B.T
+        if self.distance == "cosine":
+            D = torch.clamp_min(1.0 - G, 0.0)
+            close = D < _CLOSE64
+        else:
+            norms = (A * A).sum(dim=1)[:, None] + (B * B).sum(dim=1)[None, :]
+            sq = norms - 2.0 * G
+            close = sq < _CLOSE64 * norms
+            D = torch.sqrt(torch.clamp_min(sq, 0.0))
+        r, c = torch.nonzero(close, as_tuple=True)
+        for s in range(0, r.numel(), _CHUNK):
+            rr, cc = r[s : s + _CHUNK], c[s : s + _CHUNK]
+            gr = _global(rows, rr, torch, self.n, dev)
+            gc = _global(cols, cc, torch, self.n, dev)
+            D[rr, cc] = self.ds.pair_distances(gr, gc).to(D.dtype)
+        self.entry(D, D)
+        if self.scale_d is not None:
+            s = self.scale_d.to(D.dtype)
+            D *= s[rows][:, None]
+            D *= s[cols][None, :]
+        return D
+
+    def tile(self, rows, cols, double: bool = True) -> np.ndarray:
+        return self._tile(rows, cols, double).cpu().numpy()
+
+    def hold(self) -> None:
+        """Form K in float32 on the device (4 n² bytes), when the device has room for it."""
+        if self.held is not None:
+            return
+        torch = self.torch
+        if self.device.startswith("cuda"):
+            free, _ = torch.cuda.mem_get_info(self.device)
+            if 4.0 * self.n * self.n > 0.8 * free:
+                return  # products recompute the tiles instead
+        K = torch.empty((self.n, self.n), dtype=torch.float32, device=self.device)
+        for r, c, _ in self._tiles():
+            T = self._tile(r, c, double=False)
+            K[r, c] = T
+            K[c, r] = T.T
+        self.held = K  # a device tensor here
+
+    def matmat(self, V, *, double=False, sum_squares=False):
+        torch = self.torch
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        dtype = torch.float64 if double else torch.float32
+        Vd = torch.as_tensor(np.ascontiguousarray(V2), device=self.device).to(dtype)
+        if not double and self.held is not None and not sum_squares:
+            with full_float32(torch):
+                out = (self.held @ Vd).to(torch.float64).cpu().numpy()
+            return out[:, 0] if vec else out
+        out_d = torch.zeros(V2.shape, dtype=torch.float64, device=self.device)
+        total = 0.0
+        for r, c, diag in self._tiles():
+            T = self._tile(r, c, double)
+            with full_float32(torch):
+                out_d[r] += (T @ Vd[c]).to(torch.float64)
+                if not diag:
+                    out_d[c] += (T.T @ Vd[r]).to(torch.float64)
+            if sum_squares:
+                sq = float((T.to(torch.float64) ** 2).sum())
+                total += sq if diag else 2.0 * sq
+        out = out_d.cpu().numpy()
+        out = out[:, 0] if vec else out
+        return (out, total) if sum_squares else out
 
 
 # --- the d × d covariance (cosine Vendi, dual form) ---------------------------------------------
