@@ -91,6 +91,7 @@ def shipped(item: PreparedSet) -> object:
         if item.device is not None:
             from .torch_engine import DeviceSet
 
+            assert item.embeddings is not None  # only embedding sets get a device
             cache["shipped"] = DeviceSet(item.embeddings, item.distance, item.device)
         else:
             from .dask_engine import ship

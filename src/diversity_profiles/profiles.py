@@ -501,10 +501,11 @@ def profiles(
             if client is None
             else f"dask.distributed ({client.scheduler.address})"
         )
-    if any(item.device is not None for item in prepared):
+    on_device = next((item.device for item in prepared if item.device is not None), None)
+    if on_device is not None:
         from .torch_engine import provenance
 
-        ds.attrs.update(provenance(prepared[0].device))
+        ds.attrs.update(provenance(on_device))
     ds.attrs["session_key"] = remember(cond)
     return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
 

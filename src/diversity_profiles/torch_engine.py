@@ -329,7 +329,9 @@ class _DeviceHistogram:
 
     def host(self) -> LogDistanceHistogram:
         h = LogDistanceHistogram()
-        h.counts, h.sum_u, h.sum_u2 = (a.cpu().numpy() for a in (self.counts, self.sum_u, self.sum_u2))
+        h.counts, h.sum_u, h.sum_u2 = (
+            a.cpu().numpy() for a in (self.counts, self.sum_u, self.sum_u2)
+        )
         h.n_pairs, h.n_zero, h.n_clipped = float(self.n_pairs), float(self.n_zero), self.n_clipped
         h.sum_d, h.anchor = float(self.sum_d), self.anchor
         return h
@@ -566,7 +568,9 @@ class DevicePairOperator(PairOperator):
             D *= s[cols][None, :]
         return D
 
-    def tile(self, rows, cols, double: bool = True) -> np.ndarray:
+    def tile(
+        self, rows: slice | np.ndarray, cols: slice | np.ndarray, double: bool = True
+    ) -> np.ndarray:
         return self._tile(rows, cols, double).cpu().numpy()
 
     def hold(self) -> None:
@@ -585,7 +589,10 @@ class DevicePairOperator(PairOperator):
             K[c, r] = T.T
         self.held = K  # a device tensor here
 
-    def matmat(self, V, *, double=False, sum_squares=False):
+    def matmat(
+        self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, float]:
+        """``K @ V`` in float64 on the host, the products on the device (see the parent)."""
         torch = self.torch
         vec = V.ndim == 1
         V2 = V[:, None] if vec else V
@@ -623,7 +630,11 @@ def gram(X: Any, scale: float = 1.0, *, device: str = "cpu", rows: int = 16384) 
     [[2.0, 2.0], [2.0, 4.0]]
     """
     torch = _import_torch("profiles", device)
-    X64 = X.X64 if isinstance(X, DeviceSet) else torch.as_tensor(np.asarray(X, np.float64), device=device)
+    X64 = (
+        X.X64
+        if isinstance(X, DeviceSet)
+        else torch.as_tensor(np.asarray(X, np.float64), device=device)
+    )
     d = X64.shape[1]
     C = torch.zeros((d, d), dtype=torch.float64, device=X64.device)
     for s in range(0, X64.shape[0], rows):
