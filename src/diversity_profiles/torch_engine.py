@@ -21,7 +21,14 @@ distance histogram        float64    its mean distance is reported as exact and 
 Σ K² (Vendi of order 2)   float64    reported as exact
 near-duplicate pairs      float64    recomputed from the row difference (every pass)
 d × d covariance          float64    eigenvalues on the CPU (LAPACK), as in memory
+Circles' candidate pairs  float32    candidates within the float32 error bound of a
+                                     threshold are recomputed in float64 numpy (host)
+solver products (K v)     float32    the iterations of magnitude_large / vendi_large;
+                                     their certifying products are float64 tiles
 ========================  =========  ===================================================
+
+Every float32 product runs with TF32 off (:class:`full_float32`): the error bounds above
+assume full float32 products.
 
 torch is imported only here, and only when a device is asked for:
 ``pip install "diversity-profiles[torch]"``.
@@ -160,8 +167,10 @@ def namespace(a: Any) -> Any:
 
 #: How each kernel's precision was chosen, recorded with the results (see the table above).
 PRECISION = (
-    "threshold counts: float32 GEMM, near-threshold pairs recounted in float64; distance "
-    "histogram, sum of K^2, d x d covariance: float64; near-duplicates from float64 differences"
+    "threshold counts and Circles candidates: float32 GEMM (no TF32), near-threshold pairs "
+    "recomputed in float64; distance histogram, sum of K^2, d x d covariance: float64; "
+    "solver iterations: float32 products, certifying products float64; near-duplicates "
+    "from float64 differences"
 )
 
 
