@@ -1,10 +1,13 @@
-"""The streamed passes and the d × d covariance on a torch device (``device="cuda"``).
+"""The heavy kernels of the large-n methods on a torch device (``device="cuda"``).
 
-The same interface as :mod:`.streaming` (:func:`distance_pass`, :func:`threshold_pass`)
-and as :mod:`.dask_engine` (:func:`dual_spectrum`), so that :func:`.large._engine`
-routes a set here when :func:`profiles` was given ``device=`` (or torch tensors). Only
-the device kernels live here: the block walk, the per-row partials, their tree
-reduction (:func:`.streaming.tree_reduce`) and everything computed from the passes
+The same interfaces as the numpy engine: :func:`distance_pass` and
+:func:`threshold_pass` (as :mod:`.streaming`), :func:`dual_spectrum` (as
+:mod:`.dask_engine`), :class:`DevicePairOperator` (a :class:`._blockwise.PairOperator`
+for ``magnitude_large`` and ``vendi_large``) and :func:`pair_candidates` (the tiles of
+``circles_large``). :func:`.large._engine` routes a set here when :func:`profiles` was
+given ``device=`` (or torch tensors), and the large-n modules take ``device=``. Only the
+device kernels live here: the block walk's per-row partials and their tree reduction
+(:func:`.streaming.tree_reduce`), the solvers, and everything computed from the passes
 (histogram queries, degrees, bounds) are the numpy engine's own.
 
 Which precision each kernel runs in, and why (the numpy engine's safeguards, kept):
