@@ -135,9 +135,15 @@ def test_profiles_on_cpu_torch_equal_the_numpy_engine(distance):
         if var.startswith(("circles", "richness", "n_samples")):
             assert np.array_equal(got[var].values, ref[var].values), var  # counts: exact
         elif var.startswith(("magnitude", "vendi")) and ref[var].attrs.get("method"):
-            # iterative solvers (magnitude_large, vendi_large) stop at their rtol (1e-7) on
-            # grids that agree to 1e-16
-            np.testing.assert_allclose(got[var].values, ref[var].values, rtol=1e-6, err_msg=var)
+            # iterative solvers (magnitude_large, vendi_large) stop at their rtol (1e-7);
+            # Vendi's stochastic (SLQ) estimates agree within their stated error
+            fam = var.split("_")[0]
+            tol = 1e-6 * np.abs(ref[var].values)
+            if var == f"{fam}_error":  # an error bar, itself estimated from the probes
+                tol = 1e-2 * np.abs(ref[var].values)
+            elif f"{fam}_error" in ref:
+                tol = np.maximum(tol, ref[f"{fam}_error"].values)
+            assert np.all(np.abs(got[var].values - ref[var].values) <= tol), var
         else:  # float64 sums in another order (and grids derived from them)
             np.testing.assert_allclose(got[var].values, ref[var].values, rtol=1e-10, err_msg=var)
     assert got.attrs["engine"] == f"torch {torch.__version__}"
