@@ -268,3 +268,23 @@ def test_iterative_solvers_on_the_device_bracket_dense_exact_values():
     assert np.all(got.lower <= np.array(exact) * (1 + 1e-9))
     assert np.all(got.upper >= np.array(exact) * (1 - 1e-9))
     np.testing.assert_allclose(got.value[2], exact[2], rtol=1e-12)  # q = 2: exact
+
+
+def test_cli_device(tmp_path):
+    np.save(tmp_path / "a.npy", _data(60, duplicates=False))
+
+    def cli(*extra):
+        args = ["compute", tmp_path / "a.npy", "--families", "energy,average_distance"]
+        return subprocess.run(
+            [sys.executable, "-m", "diversity_profiles.cli", *map(str, args), *extra],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    run = cli("-o", tmp_path / "cpu.nc", "--device", "cpu", "--n-points", "8")
+    assert run.returncode == 0, run.stderr
+    assert dp.open_profiles(tmp_path / "cpu.nc")["embedding/euclidean"].attrs["device"] == "cpu"
+    if not torch.cuda.is_available():
+        run = cli("-o", tmp_path / "cuda.nc", "--device", "cuda")
+        assert run.returncode == 1 and "Traceback" not in run.stderr
+        assert "'cuda'" in run.stderr and "device='cpu'" in run.stderr
+        assert not (tmp_path / "cuda.nc").exists()
