@@ -282,7 +282,7 @@ def test_cli_device(tmp_path):
 
     run = cli("-o", tmp_path / "cpu.nc", "--device", "cpu", "--n-points", "8")
     assert run.returncode == 0, run.stderr
-    assert dp.open_profiles(tmp_path / "cpu.nc")["embedding/euclidean"].attrs["device"] == "cpu"
+    assert _node(dp.open_profiles(tmp_path / "cpu.nc")).attrs["device"] == "cpu"
     if not torch.cuda.is_available():
         run = cli("-o", tmp_path / "cuda.nc", "--device", "cuda")
         assert run.returncode == 1 and "Traceback" not in run.stderr
