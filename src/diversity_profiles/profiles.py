@@ -294,7 +294,7 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
         item.distributed or item.device is not None for item in cond.sets
     )
     if dask_input:
-        method = "large"  # dask input: the streamed passes, as dask graphs, at any n
+        method = "large"  # dask input or a device: the large-n methods there, at any n
     first = cond.sets[0]
     routes = planning.plan(
         [f.name for f in fams],
@@ -423,7 +423,8 @@ def profiles(
         Seconds per set and family the large-n methods may spend (then they return
         the bounds reached).
     device : str or torch.device, optional
-        Run the streamed passes of embedding sets on a torch device (``"cuda"``,
+        Run the heavy kernels of embedding sets (streamed passes, Circles' candidate
+        pairs, the solvers' kernel products) on a torch device (``"cuda"``,
         ``"cuda:1"``, or ``"cpu"`` for torch on the CPU); torch tensors among the
         sets run on their own device when none is given. ``method="auto"`` then
         means the large-n methods at any n. Accuracy safeguards and the precision of
