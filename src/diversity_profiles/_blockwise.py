@@ -152,3 +152,21 @@ class PairOperator:
     def columns(self, idx: np.ndarray) -> np.ndarray:
         """``K[:, idx]`` in float64 (n × len(idx))."""
         return self.tile(slice(None), np.asarray(idx), double=True)
+
+
+def pair_operator(
+    X: np.ndarray,
+    distance: str,
+    entry: Callable[[np.ndarray, np.ndarray], None],
+    *,
+    scale: np.ndarray | None = None,
+    device: str | None = None,
+) -> PairOperator:
+    """A :class:`PairOperator`, its tiles and products on the torch ``device`` when one is
+    given (:class:`.torch_engine.DevicePairOperator`; ``entry`` must then use
+    :func:`.torch_engine.namespace` for its math)."""
+    if device is None:
+        return PairOperator(X, distance, entry, scale=scale)
+    from .torch_engine import DevicePairOperator
+
+    return DevicePairOperator(X, distance, entry, scale=scale, device=device)

@@ -59,6 +59,7 @@ def circles_large(
     time_limit: float = 1.0,
     seed: int = 0,
     memory_limit: float | None = None,
+    device: str | None = None,
 ) -> CirclesBounds:
     """Circles(τ) brackets for the rows of ``X`` at every ``τ``, for large n.
 
@@ -75,6 +76,9 @@ def circles_large(
         CP-SAT seconds per component; on time-out the bounds found so far stay.
     memory_limit : float, optional
         Bytes for the kept pairs (16 per pair; default 4 GiB).
+    device : str, optional
+        A torch device (``"cuda:0"``, ``"cpu"``) for the float32 distance tiles; the
+        near-threshold pairs are still recomputed here, in float64 numpy.
 
     Returns
     -------
@@ -105,7 +109,7 @@ def circles_large(
     grid, inverse = np.unique(taus, return_inverse=True)
     limit = DEFAULT_MEMORY if memory_limit is None else float(memory_limit)
     t0 = time.perf_counter()
-    i, j, d, cap = _pairs_within(X, distance, grid, int(limit // 16))
+    i, j, d, cap = _pairs_within(X, distance, grid, int(limit // 16), device)
     t1 = time.perf_counter()
     lo, hi, sets = _sweep(X.shape[0], i, j, d, grid, cap, exact_max_component, time_limit, seed)
     t2 = time.perf_counter()
@@ -116,30 +120,20 @@ def circles_large(
     )  # fmt: skip
 
 
-def _pairs_within(X, distance, grid, max_pairs):
+def _pairs_within(X, distance, grid, max_pairs, device=None):
     """Pairs i < j with distance ≤ the largest threshold that fits: (i, j, d sorted, cap)."""
-    X32 = X.astype(np.float32)
-    sq = np.einsum("ij,ij->i", X, X)
-    err = 4.0 * X.shape[1] * _U32  # float32 GEMM error bound, relative to |x|² + |y|²
+    if device is None:
+        candidates = _host_candidates(X, distance)
+    else:  # the tiles on a torch device; near-threshold pairs still settled here in float64
+        from .torch_engine import pair_candidates
+
+        candidates = pair_candidates(X, distance, device, TILE, 4.0 * X.shape[1] * _U32)
     n = X.shape[0]
     cap = float(grid[-1])
     chunks, count = [], 0
     for a in range(0, n, TILE):
         for b in range(a, n, TILE):
-            A, B = X32[a : a + TILE], X32[b : b + TILE]
-            D, close = _block(A, B, distance)
-            D = D.astype(np.float64)
-            _refine_close_pairs(D, X[a : a + TILE], X[b : b + TILE], distance, close)
-            bound = err * (sq[a : a + TILE, None] + sq[None, b : b + TILE])
-            if distance == "euclidean":  # the bound is on D², move it to D near τ
-                bound = bound / np.maximum(D + np.sqrt(np.maximum(D * D - bound, 0.0)), 1e-300)
-            if close is not None:
-                bound[close] = 0.0  # already recomputed in float64
-            r, c = np.nonzero(D <= cap + bound)
-            if a == b:
-                keep = r < c
-                r, c = r[keep], c[keep]
-            dv, bv = D[r, c], bound[r, c]
+            r, c, dv, bv = candidates(a, b, cap)
             near = _near_threshold(dv, bv, grid)
             if near.any():
                 dv[near] = _exact(X, a + r[near], b + c[near], distance)
@@ -161,6 +155,33 @@ def _pairs_within(X, distance, grid, max_pairs):
     d = np.concatenate([c[2] for c in chunks])
     order = np.argsort(d, kind="stable")
     return i[order], j[order], d[order], cap
+
+
+def _host_candidates(X, distance):
+    """``candidates(a, b, cap)``: tile (a, b)'s pairs (r < c on the diagonal) whose float32
+    distance may be ≤ cap, with that distance (float64, close pairs refined) and its error
+    bound."""
+    X32 = X.astype(np.float32)
+    sq = np.einsum("ij,ij->i", X, X)
+    err = 4.0 * X.shape[1] * _U32  # float32 GEMM error bound, relative to |x|² + |y|²
+
+    def candidates(a, b, cap):
+        A, B = X32[a : a + TILE], X32[b : b + TILE]
+        D, close = _block(A, B, distance)
+        D = D.astype(np.float64)
+        _refine_close_pairs(D, X[a : a + TILE], X[b : b + TILE], distance, close)
+        bound = err * (sq[a : a + TILE, None] + sq[None, b : b + TILE])
+        if distance == "euclidean":  # the bound is on D², move it to D near τ
+            bound = bound / np.maximum(D + np.sqrt(np.maximum(D * D - bound, 0.0)), 1e-300)
+        if close is not None:
+            bound[close] = 0.0  # already recomputed in float64
+        r, c = np.nonzero(D <= cap + bound)
+        if a == b:
+            keep = r < c
+            r, c = r[keep], c[keep]
+        return r, c, D[r, c], bound[r, c]
+
+    return candidates
 
 
 def _near_threshold(d, bound, grid):

@@ -153,6 +153,13 @@ def cmd_compute(args) -> int:
         _progress(f"[{k}/{len(labels)}] reading {name}")
         sets[label] = read_embeddings(Path(name))
     families = args.families.split(",") if args.families else None
+    if args.device:  # refused before any work when the device or torch is missing
+        from .torch_engine import resolve_device
+
+        try:
+            resolve_device(args.device, "diversity-profiles compute (--device)")
+        except (ImportError, RuntimeError, ValueError) as exc:
+            raise InputError(_first_line(exc)) from None
     client = _connect(args.scheduler) if args.scheduler else None
     if client is not None:  # dask arrays: profiles runs its passes on the cluster
         import dask.array as da
@@ -168,6 +175,7 @@ def cmd_compute(args) -> int:
             families=families,
             n_points=args.n_points,
             n_boot=args.n_boot,
+            device=args.device,
         )
     except (ValueError, TypeError, MemoryError) as exc:  # the library's documented errors
         raise InputError(_first_line(exc)) from None
@@ -260,6 +268,11 @@ def parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="run the passes on the dask.distributed scheduler at ADDRESS "
         "(e.g. tcp://10.0.0.5:8786; needs the 'dask' extra)",
+    )
+    c.add_argument(
+        "--device",
+        help="run the heavy kernels on this torch device (cuda, cuda:1, cpu; needs the "
+        "'torch' extra)",
     )
     c.set_defaults(run=cmd_compute)
 

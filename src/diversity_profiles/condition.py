@@ -47,6 +47,8 @@ class PreparedSet:
     weights: np.ndarray | None = None
     #: Given as a dask collection: the streamed passes run as dask graphs (see dask_engine).
     distributed: bool = False
+    #: A torch device ("cuda:0", "cpu"): the streamed passes run there (see torch_engine).
+    device: str | None = None
     _D: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -81,6 +83,7 @@ class PreparedSet:
             given_similarity=None if self.given_similarity is None else self.given_similarity[ix],
             richness_tol=self.richness_tol,
             weights=None if counts is None else np.asarray(counts, dtype=np.float64),
+            device=self.device,
             _D=None if self._D is None else self._D[ix],
         )
 
@@ -130,8 +133,14 @@ def prepare_sets(
     *,
     similarities: Mapping | None = None,
     richness_tol: float = 0.0,
+    device: str | None = None,
 ) -> list[PreparedSet]:
-    """Validate every set of a condition and check they are comparable."""
+    """Validate every set of a condition and check they are comparable.
+
+    ``device`` (a resolved torch device, see :func:`.torch_engine.resolve_device`) puts
+    the embedding sets on that device; without one, torch tensors among the sets put
+    them on the tensors' device.
+    """
     one_of(distance, "distance", FUNC, DISTANCES)
     if not isinstance(sets, Mapping) or len(sets) == 0:
         raise ValueError(
@@ -140,11 +149,16 @@ def prepare_sets(
             f"{len(sets) if hasattr(sets, '__len__') else '?'} entries."
         )
     from .dask_engine import gather_set, is_dask
+    from .torch_engine import is_torch, tensor_device, tensor_to_numpy
 
     prepared = []
+    tensor_devices = {}
     for label, values in sets.items():
         label = _check_label(label)
         name = f"sets[{label!r}]"
+        if is_torch(values):  # validated on the host; the passes copy it to the device
+            tensor_devices[label] = tensor_device(values)
+            values = tensor_to_numpy(values)
         distributed = is_dask(values)
         if distributed:  # gathered once here, validated, then shipped once to every worker
             values = gather_set(values, FUNC, name)
@@ -162,6 +176,18 @@ def prepare_sets(
                 label, distance, embeddings=X, richness_tol=richness_tol, distributed=distributed
             )
         prepared.append(item)
+    if device is None and tensor_devices:
+        if len(set(tensor_devices.values())) > 1:
+            raise ValueError(
+                f"The torch tensors passed to {FUNC} live on different devices: "
+                f"{tensor_devices}. Move them to one device, or pass device='cuda' (or 'cpu')."
+            )
+        from .torch_engine import resolve_device
+
+        device = resolve_device(next(iter(tensor_devices.values())), FUNC)
+    for item in prepared:
+        if item.embeddings is not None:
+            item.device = device
     dims = {p.label: p.embeddings.shape[1] for p in prepared if p.embeddings is not None}
     if len(set(dims.values())) > 1:
         raise ValueError(

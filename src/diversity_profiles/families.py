@@ -125,10 +125,10 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
 
     p = None if item.weights is None else item.weights / item.weights.sum()
     n, d = item.embeddings.shape if item.embeddings is not None else (item.n, item.n)
-    if cond.kernel == "cosine similarity" and item.distributed and p is None and d < n:
-        from .dask_engine import dual_spectrum  # the d × d covariance as a dask tree sum
-
-        raw = dual_spectrum(large.shipped(item))
+    engine_input = item.distributed or item.device is not None
+    if cond.kernel == "cosine similarity" and engine_input and p is None and d < n:
+        # the d × d covariance as a dask tree sum, or on the torch device
+        raw = large._engine(item).dual_spectrum(large.shipped(item))
         size = max(n, d)
     elif cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
         assert item.embeddings is not None  # this kernel is only chosen for embeddings

@@ -31,6 +31,7 @@ import numpy as np
 
 from .histogram import LogDistanceHistogram
 from .streaming import ThresholdCounts
+from .torch_engine import namespace
 
 if TYPE_CHECKING:  # condition reads large's median distance: types only, no cycle
     from .condition import Condition, PreparedSet
@@ -84,19 +85,31 @@ def _result(family: str, b: Bracket, lower_name: str | None = None) -> dict:
 
 def shipped(item: PreparedSet) -> object:
     """The set's embeddings as the pass functions take them: on the dask workers (sent once
-    per set and kept for every pass) when the set came as a dask collection."""
-    if not item.distributed:
+    per set and kept for every pass) when the set came as a dask collection, on the torch
+    device (copied once per set) when the set runs on one."""
+    if not item.distributed and item.device is None:
         return item.embeddings
-    from .dask_engine import ship
-
     cache = item.__dict__.setdefault("_large_cache", {})
     if "shipped" not in cache:
-        cache["shipped"] = ship(item.embeddings)
+        if item.device is not None:
+            from .torch_engine import DeviceSet
+
+            assert item.embeddings is not None  # only embedding sets get a device
+            cache["shipped"] = DeviceSet(item.embeddings, item.distance, item.device)
+        else:
+            from .dask_engine import ship
+
+            cache["shipped"] = ship(item.embeddings)
     return cache["shipped"]
 
 
 def _engine(item: PreparedSet):
-    """The module running the streamed passes: :mod:`.dask_engine` or :mod:`.streaming`."""
+    """The module running the streamed passes: :mod:`.torch_engine` (a torch device),
+    :mod:`.dask_engine` (dask input) or :mod:`.streaming`."""
+    if item.device is not None:
+        from . import torch_engine
+
+        return torch_engine
     if item.distributed:
         from . import dask_engine
 
@@ -133,10 +146,10 @@ def counts(
             if cond.kernel == "gaussian":
                 scale = -0.5 / cond.gaussian_bandwidth() ** 2
 
-                def fn(D):
+                def fn(D):  # numpy blocks, or tensors on a torch device
                     K = D * D
                     K *= scale
-                    return np.exp(K, out=K)
+                    return namespace(D).exp(K, out=K)
             else:  # Tanimoto similarity
 
                 def fn(D):
@@ -216,6 +229,7 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
         "time_budget": cond.time_budget,
         "memory_limit": cond.memory_limit,
         "seed": cond.seed,
+        "device": item.device,
         **kw,
     }
     accepted = inspect.signature(fn).parameters

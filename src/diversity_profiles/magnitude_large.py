@@ -15,9 +15,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _pcg
-from ._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread
+from ._blockwise import DEFAULT_MEMORY, distinct_rows, one_thread, pair_operator
 from ._validation import check_parameter, one_of
 from .distances import _block, prepare_embeddings
+from .torch_engine import namespace
 
 __all__ = ["MagnitudeBounds", "magnitude_large"]
 
@@ -46,9 +47,10 @@ class MagnitudeBounds:
 
 
 def _entry(t: float):
-    def entry(D: np.ndarray, out: np.ndarray) -> None:
-        np.multiply(D, -t, out=out)
-        np.exp(out, out=out)
+    def entry(D: np.ndarray, out: np.ndarray) -> None:  # numpy, or tensors on a device
+        xp = namespace(D)
+        xp.multiply(D, -t, out=out)
+        xp.exp(out, out=out)
 
     return entry
 
@@ -64,6 +66,7 @@ def magnitude_large(
     regularization: float = 1e-2,
     memory_limit: float | None = None,
     max_iter: int = 500,
+    device: str | None = None,
     _shift: float = 0.0,
 ) -> MagnitudeBounds:
     r"""Magnitude of the distinct rows of ``X`` at scales ``t``, with bounds, for large n.
@@ -87,6 +90,9 @@ def magnitude_large(
         ``Z_t`` are recomputed at every product (several times slower).
     max_iter : int
         CG iterations per solve.
+    device : str, optional
+        A torch device (``"cuda:0"``, ``"cpu"``) for the tiles of ``Z_t`` and the products
+        (the float64 refinement products too); the CG vectors stay on the host.
 
     Returns
     -------
@@ -154,7 +160,7 @@ def magnitude_large(
     with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
         _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
                    regularization=regularization, max_iter=max_iter, shift=_shift,
-                   mean_d=mean_d)  # fmt: skip
+                   mean_d=mean_d, device=device)  # fmt: skip
     return out
 
 
@@ -170,22 +176,23 @@ def _solve_all(Xd, distance, ts, order, out, **options):
 
 def _expm1_entry(t: float):
     def entry(D: np.ndarray, out: np.ndarray) -> None:
-        np.multiply(D, -t, out=out)
-        np.expm1(out, out=out)
+        xp = namespace(D)
+        xp.multiply(D, -t, out=out)
+        xp.expm1(out, out=out)
 
     return entry
 
 
 def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regularization,
-                 max_iter, shift):  # fmt: skip
-    op = PairOperator(X, distance, _entry(t))
+                 max_iter, shift, device):  # fmt: skip
+    op = pair_operator(X, distance, _entry(t), device=device)
     n = op.n
     ones = np.ones(n)
     # Where Z_t ≈ 11ᵀ (t·mean D small) float32 entries keep only ~1e-7 of the 1 − tD that
     # matters and the float32 Z stops being positive definite (measured: pᵀZp < 0 at
     # t·mean D ≈ 0.1). expm1(−tD) keeps its relative accuracy: store it and add 11ᵀ.
     if t * mean_d < 0.7:
-        op32 = PairOperator(X, distance, _expm1_entry(t))
+        op32 = pair_operator(X, distance, _expm1_entry(t), device=device)
 
         def matvec32(v):
             return op32.matmat(v) + v.sum()

@@ -39,7 +39,7 @@ class Profiler:
 
     Parameters
     ----------
-    sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed
+    sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed, device
         As in :func:`diversity_profiles.profiles`.
 
     Examples
@@ -64,6 +64,7 @@ class Profiler:
         circles_method: str = "auto",
         richness_tol: float = 0.0,
         seed: int = 0,
+        device: object = None,
     ) -> None:
         self._cond, self._details = _prepare(
             sets,
@@ -74,6 +75,7 @@ class Profiler:
             circles_method,
             richness_tol,
             seed,
+            device,
         )
 
     @property

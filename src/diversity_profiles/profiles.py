@@ -268,9 +268,11 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
     from . import planning
 
     one_of(method, "method", FUNC, planning.METHODS)
-    dask_input = method == "auto" and any(item.distributed for item in cond.sets)
+    dask_input = method == "auto" and any(
+        item.distributed or item.device is not None for item in cond.sets
+    )
     if dask_input:
-        method = "large"  # dask input: the streamed passes, as dask graphs, at any n
+        method = "large"  # dask input or a device: the large-n methods there, at any n
     first = cond.sets[0]
     routes = planning.plan(
         [f.name for f in fams],
@@ -289,7 +291,8 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
             f"{', '.join(large)} run their large-n method at n = {max(s.n for s in cond.sets)}. "
             f"Use common_n (subsampling) for the spread, or leave n_boot at 0"
             + (
-                " (dask input runs the large-n methods; method='exact' computes in memory)."
+                " (dask input or a torch device runs the large-n methods; method='exact' "
+                "computes in memory)."
                 if dask_input
                 else "."
             )
@@ -321,6 +324,7 @@ def profiles(
     method: str = "auto",
     accuracy: float | None = None,
     time_budget: float | None = None,
+    device: str | None = None,
 ) -> xr.DataTree:
     """Diversity profiles of several sample sets under one condition.
 
@@ -406,6 +410,14 @@ def profiles(
     time_budget : float, optional
         Seconds per set and family the large-n methods may spend (then they return
         the bounds reached).
+    device : str or torch.device, optional
+        Run the heavy kernels of embedding sets (streamed passes, Circles' candidate
+        pairs, the solvers' kernel products) on a torch device (``"cuda"``,
+        ``"cuda:1"``, or ``"cpu"`` for torch on the CPU); torch tensors among the
+        sets run on their own device when none is given. ``method="auto"`` then
+        means the large-n methods at any n. Accuracy safeguards and the precision of
+        each kernel: :mod:`.torch_engine`. Needs ``pip install
+        "diversity-profiles[torch]"``.
 
     Returns
     -------
@@ -424,7 +436,15 @@ def profiles(
     """
     fams, domains, n_points = _check_request(families, domains, n_points)
     cond, details = _prepare(
-        sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed
+        sets,
+        representation,
+        distance,
+        similarities,
+        bandwidth,
+        circles_method,
+        richness_tol,
+        seed,
+        device,
     )
     unc = _check_uncertainty(cond.sets, n_boot, ci, common_n, n_subsamples, seed, max_seconds)
     return _profile(cond, details, fams, domains, n_points, unc, method, accuracy, time_budget)
@@ -446,7 +466,15 @@ def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int
 
 
 def _prepare(
-    sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed
+    sets,
+    representation,
+    distance,
+    similarities,
+    bandwidth,
+    circles_method,
+    richness_tol,
+    seed,
+    device=None,
 ) -> tuple[Condition, dict]:
     """The validated, prepared condition and the representation's recorded details."""
     details = {}
@@ -468,7 +496,12 @@ def _prepare(
         richness_tol, "richness_tol", FUNC, low=0.0, high=np.inf, high_open=True
     )
     seed = check_seed(seed, FUNC)
-    prepared = prepare_sets(sets, distance, similarities=similarities, richness_tol=richness_tol)
+    from .torch_engine import resolve_device
+
+    device = resolve_device(device, FUNC)
+    prepared = prepare_sets(
+        sets, distance, similarities=similarities, richness_tol=richness_tol, device=device
+    )
     cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
     if bandwidth is not None:
         cond.bandwidth_method = "given by the user"
@@ -506,6 +539,11 @@ def _profile(
             if client is None
             else f"dask.distributed ({client.scheduler.address})"
         )
+    on_device = next((item.device for item in cond.sets if item.device is not None), None)
+    if on_device is not None:
+        from .torch_engine import provenance
+
+        ds.attrs.update(provenance(on_device))
     return xr.DataTree.from_dict({f"{cond.representation}/{cond.distance}": ds})
 
 

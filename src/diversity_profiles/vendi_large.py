@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread
+from ._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread, pair_operator
 from ._pcg import pivoted_cholesky
 from ._spectral_bounds import vendi_bracket
 from ._validation import as_finite_array, check_parameter, one_of
+from .torch_engine import namespace
 
 __all__ = ["VendiBounds", "gaussian_sum_squares", "vendi_large"]
 
@@ -50,15 +51,16 @@ class VendiBounds:
 def _gaussian_entry(bandwidth: float):
     c = -1.0 / (2.0 * bandwidth * bandwidth)
 
-    def entry(D: np.ndarray, out: np.ndarray) -> None:
-        np.square(D, out=out)
+    def entry(D: np.ndarray, out: np.ndarray) -> None:  # numpy, or tensors on a device
+        xp = namespace(D)
+        xp.square(D, out=out)
         out *= c
-        np.exp(out, out=out)
+        xp.exp(out, out=out)
 
     return entry
 
 
-def _operator(X, bandwidth: float, weights) -> tuple[PairOperator, int]:
+def _operator(X, bandwidth: float, weights, device=None) -> tuple[PairOperator, int]:
     arr = as_finite_array(X, "X", FUNC, ndim=2)
     n = arr.shape[0]
     if weights is None:
@@ -66,7 +68,8 @@ def _operator(X, bandwidth: float, weights) -> tuple[PairOperator, int]:
         p = counts / n
     else:
         Xd, p = arr, np.asarray(weights, dtype=np.float64) / float(np.sum(weights))
-    return PairOperator(Xd, "euclidean", _gaussian_entry(bandwidth), scale=np.sqrt(p)), n
+    entry = _gaussian_entry(bandwidth)
+    return pair_operator(Xd, "euclidean", entry, scale=np.sqrt(p), device=device), n
 
 
 def gaussian_sum_squares(
@@ -101,6 +104,7 @@ def vendi_large(
     memory_limit: float | None = None,
     weights: ArrayLike | None = None,
     precision: str = "auto",
+    device: str | None = None,
 ) -> VendiBounds:
     r"""Vendi scores of the Gaussian kernel ``exp(−|x−y|²/2h²)`` of ``X`` at orders ``q``.
 
@@ -129,6 +133,9 @@ def vendi_large(
     precision : {"auto", "single", "double"}
         Products of the Lanczos part: float32 (fast) or float64 tiles. ``"auto"`` redoes
         it in float64 when the probes see spectral mass below the float32 noise level.
+    device : str, optional
+        A torch device (``"cuda:0"``, ``"cpu"``) for the tiles of K and their products
+        (the float64 certifying pass too); the Lanczos vectors stay on the host.
 
     Returns
     -------
@@ -186,7 +193,7 @@ def vendi_large(
     if not (math.isfinite(h) and h > 0):
         raise ValueError(f"The 'bandwidth' argument of {FUNC} must be > 0. Got {bandwidth!r}.")
     one_of(precision, "precision", FUNC, ("auto", "single", "double"))
-    op, n_total = _operator(X, h, weights)
+    op, n_total = _operator(X, h, weights, device)
     # One BLAS thread: on the shared 2-core machine two threads competing with other
     # processes made a 1500 × 200 QR 100× slower; GEMM loses at most 2× on an idle one.
     with one_thread():
