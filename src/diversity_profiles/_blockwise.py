@@ -83,7 +83,9 @@ class PairOperator:
         self.held: np.ndarray | None = None  # a float32 copy of K, when it fits
 
     # -- tiles -------------------------------------------------------------------------
-    def tile(self, rows: slice | np.ndarray, cols: slice | np.ndarray, double: bool = True) -> np.ndarray:
+    def tile(
+        self, rows: slice | np.ndarray, cols: slice | np.ndarray, double: bool = True
+    ) -> np.ndarray:
         """``K[rows][:, cols]`` in float64 (``double``) or float32."""
         X = self.X64 if double else self.X32
         A, B = X[rows], X[cols]
@@ -122,7 +124,8 @@ class PairOperator:
     def release(self) -> None:
         self.held = None
 
-    def matmat(self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
+    def matmat(
+        self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
     ) -> np.ndarray | tuple[np.ndarray, float]:
         """``K @ V`` in float64 (V is (n,) or (n, k)); with ``sum_squares`` also ``Σ K_ij²``.
 
@@ -152,21 +155,3 @@ class PairOperator:
     def columns(self, idx: np.ndarray) -> np.ndarray:
         """``K[:, idx]`` in float64 (n × len(idx))."""
         return self.tile(slice(None), np.asarray(idx), double=True)
-
-
-def pair_operator(
-    X: np.ndarray,
-    distance: str,
-    entry: Callable[[np.ndarray, np.ndarray], None],
-    *,
-    scale: np.ndarray | None = None,
-    device: str | None = None,
-) -> PairOperator:
-    """A :class:`PairOperator`, its tiles and products on the torch ``device`` when one is
-    given (:class:`.torch_engine.DevicePairOperator`; ``entry`` must then use
-    :func:`.torch_engine.namespace` for its math)."""
-    if device is None:
-        return PairOperator(X, distance, entry, scale=scale)
-    from .torch_engine import DevicePairOperator
-
-    return DevicePairOperator(X, distance, entry, scale=scale, device=device)

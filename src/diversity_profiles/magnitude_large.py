@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _pcg
-from ._blockwise import DEFAULT_MEMORY, distinct_rows, one_thread, pair_operator
+from ._blockwise import DEFAULT_MEMORY, distinct_rows, one_thread
+from ._operators import pair_operator
 from ._validation import check_parameter, one_of
 from .distances import _block, prepare_embeddings
 from .torch_engine import namespace

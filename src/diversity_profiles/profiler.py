@@ -39,7 +39,8 @@ class Profiler:
 
     Parameters
     ----------
-    sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed, device
+    sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed,
+    device
         As in :func:`diversity_profiles.profiles`.
 
     Examples

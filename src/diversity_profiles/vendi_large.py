@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread, pair_operator
+from ._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread
+from ._operators import pair_operator
 from ._pcg import pivoted_cholesky
 from ._spectral_bounds import vendi_bracket
 from ._validation import as_finite_array, check_parameter, one_of
