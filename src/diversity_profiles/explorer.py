@@ -17,6 +17,7 @@ import traitlets
 import xarray as xr
 
 from .accessor import band_of, conditions_of
+from .explain_view import explanation_payload
 from .families import FAMILIES
 from .verdict import MIN_SHARE
 
@@ -108,7 +109,11 @@ def standalone_payload(tree, conditions: list[str], condition: str | None = None
     packed = {}
     for path in conditions:
         spec, curves = pack_condition(tree[path].to_dataset())
-        packed[path] = {"spec": spec, "curves": base64.b64encode(curves).decode("ascii")}
+        packed[path] = {
+            "spec": spec,
+            "curves": base64.b64encode(curves).decode("ascii"),
+            "explanation": explanation_payload(tree, path),
+        }
     return {"version": 1, "condition": condition or conditions[0], "conditions": packed}
 
 
@@ -142,6 +147,8 @@ class ProfileExplorer(anywidget.AnyWidget):
     extend_request = traitlets.Dict().tag(sync=True)
     #: What Python is computing right now (shown in the view); empty when idle.
     status = traitlets.Unicode().tag(sync=True)
+    #: What :func:`explain` / :func:`convergence` stored for the condition (the panels).
+    explanation = traitlets.Dict().tag(sync=True)
 
     def __init__(self, tree, condition: str | None = None, **kwargs) -> None:
         if not _BUNDLE.exists():
@@ -159,7 +166,14 @@ class ProfileExplorer(anywidget.AnyWidget):
             )
         self._tree = tree
         spec, curves = pack_condition(tree[condition].to_dataset())
-        super().__init__(spec=spec, curves=curves, condition=condition, conditions=paths, **kwargs)
+        super().__init__(
+            spec=spec,
+            curves=curves,
+            condition=condition,
+            conditions=paths,
+            explanation=explanation_payload(tree, condition),
+            **kwargs,
+        )
 
     @traitlets.validate("condition")
     def _check_condition(self, proposal):
@@ -178,6 +192,7 @@ class ProfileExplorer(anywidget.AnyWidget):
         with self.hold_sync():
             self.domains = {}
             self.spec, self.curves = spec, curves
+            self.explanation = explanation_payload(self._tree, change["new"])
 
     @traitlets.validate("domains")
     def _check_domains(self, proposal):
