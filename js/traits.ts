@@ -102,6 +102,8 @@ export interface SetWitnesses {
   magnitude: MagnitudeWitness | null;
   circles: CirclesWitness | null;
   vendi: VendiWitness | null;
+  /** samples closest to another one (near duplicates first) */
+  nearest: ({ i: number; j: number; distance: number | null; })[];
   samples: ExplainSample[];
 }
 

@@ -14,10 +14,12 @@ Which samples are sent, per set (everything else stays in the tree):
 - Circles: the packing's members, at most :data:`MAX_MEMBERS` (the count says how many).
 - Vendi: each stored mode's top-loading samples, and the :data:`TOP` largest
   contributions to the order-1 entropy.
+- Richness / nearest neighbours: the :data:`TOP` samples closest to another sample, and
+  those neighbours.
 
 Payload budget: a sample's display is at most 280 characters of text or one 48-pixel
 thumbnail (a PNG of about 0.3–1.5 kB in base64) or an RDKit SVG drawing (about 5–10 kB);
-at most ``2 * TOP + MAX_MEMBERS + n_modes * n_top + TOP`` samples per set are sent, so two
+at most ``5 * TOP + MAX_MEMBERS + n_modes * n_top`` samples per set are sent, so two
 sets of 500 digit thumbnails add well under 0.5 MB (tests/test_explain_panels.py).
 """
 
@@ -132,6 +134,14 @@ def _set_witnesses(node) -> dict:
             "modes": modes,
             "top_contribution": [{"i": i, "contribution": _num(contrib[i])} for i in best],
         }
+    if "nn_distance" in ds:
+        d = np.asarray(ds["nn_distance"].values, dtype=np.float64)
+        j = np.asarray(ds["nn_index"].values)
+        closest = take(np.argsort(d, kind="stable")[:TOP])
+        take(j[closest])
+        out["nearest"] = [{"i": i, "j": int(j[i]), "distance": _num(d[i])} for i in closest]
+    else:
+        out["nearest"] = []
     text = ds["display_text"].values if "display_text" in ds else None
     image = ds["display_image"].values if "display_image" in ds else None
     cut = ds["display_truncated"].values if "display_truncated" in ds else None
