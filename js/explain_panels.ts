@@ -32,6 +32,8 @@ export const EXPLAIN_STYLE = `
 .dp-explain [role=tablist] button { border: 1px solid #bbb; background: #fff; border-radius: 4px 4px 0 0; margin-right: 2px; }
 .dp-explain [role=tablist] button[aria-selected="true"] { background: #eee; font-weight: bold; }
 .dp-explain .dp-note { color: #555; margin: 4px 0; }
+.dp-explain .dp-controls { margin: 4px 0; display: flex; gap: 6px; }
+.dp-explain .dp-chart { display: block; }
 .dp-explain .dp-witness { margin: 6px 0 10px; }
 .dp-explain .dp-witness h5 { margin: 4px 0; font-size: 13px; }
 .dp-explain ol.dp-samples { display: flex; flex-wrap: wrap; gap: 6px; list-style: none; padding: 0; margin: 2px 0; }
@@ -55,12 +57,14 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: 
   return node;
 }
 
-/** The x of a click in data units of a Vega-Lite view's x scale (null off the scale). */
+/** The x of a click in data units of a Vega-Lite view's x scale (null off the scale).
+ *  The SVG's root group is the plot's coordinate system: its screen matrix maps back. */
 export function dataX(view: View, event: Event): number | null {
   const scale = view.scale("x") as ((x: number) => number) & { invert?: (px: number) => number };
-  const box = view.container()?.querySelector("svg, canvas")?.getBoundingClientRect();
-  if (!scale?.invert || !box || !(event instanceof MouseEvent)) return null;
-  const x = scale.invert(event.clientX - box.left - view.origin()[0]);
+  const root = view.container()?.querySelector("svg > g") as SVGGraphicsElement | null;
+  const ctm = root?.getScreenCTM();
+  if (!scale?.invert || !ctm || !(event instanceof MouseEvent)) return null;
+  const x = scale.invert((event.clientX - ctm.e) / ctm.a);
   return Number.isFinite(x) ? x : null;
 }
 
@@ -434,7 +438,9 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
       convChoice = { family: famSelect.value, index: -1 };
       drawConvergence(ex);
     });
-    body.append(famSelect);
+    const controls = el("div", undefined, "dp-controls");
+    controls.append(famSelect);
+    body.append(controls);
     let index = 0;
     if (fam.parameter !== null) {
       // The grid point nearest the clicked parameter (a lookup: values are the core's).
@@ -461,7 +467,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
         convChoice = { family: fam.family, index: Number(at.value) };
         drawConvergence(ex);
       });
-      body.append(at);
+      controls.append(at);
     }
     const rows: object[] = [];
     conv.sets.forEach((set, k) => conv.sizes.forEach((n, j) => {

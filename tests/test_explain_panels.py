@@ -1,0 +1,315 @@
+"""The "Why does it say that?" panels (issue 14) in Debian's Chromium, and their payload.
+
+The witnesses a click shows are checked against references computed here from the
+samples themselves (brute-force separation, a direct solve of Z_t w = 1, numpy's
+eigendecomposition), hostile sample texts, set labels and category names stay text, and
+the offline report draws the same panels with no request leaving the page.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+from playwright.sync_api import sync_playwright
+
+import diversity_profiles as dp
+from diversity_profiles.explain_view import MAX_MEMBERS, TOP, explanation_payload
+from diversity_profiles.explorer import ProfileExplorer, standalone_payload
+
+from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
+from .conftest import XSS
+
+BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
+HOSTILE_TEXT = "<b>bold</b><script>alert(2)</script>"
+
+
+def _dist(X):
+    X = np.asarray(X, dtype=float)
+    return np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+
+
+@pytest.fixture(scope="module")
+def sets():
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(4, 5)) * 4
+    return {
+        "A": centres[rng.integers(0, 4, 30)] + rng.normal(size=(30, 5)) * 0.5,
+        XSS: centres[rng.integers(0, 2, 24)] + rng.normal(size=(24, 5)) * 0.5,
+    }
+
+
+@pytest.fixture(scope="module")
+def explained(sets):
+    tree = dp.profiles(sets, representation="x", distance="euclidean", n_points=10)
+    texts = {
+        "A": [f"text {i} {HOSTILE_TEXT}" for i in range(30)],
+        XSS: [f"{XSS} {i}" for i in range(24)],
+    }
+    cats = {"A": np.where(np.arange(30) < 15, "left", XSS), XSS: ["one"] * 23 + ["solo"]}
+    out = dp.explain(tree, sets, samples=texts, categories=cats, n_modes=3)
+    conv = dp.convergence(sets, sizes=[5, 10, 24], like=tree, repeats=2, show_progress=False)
+    out["x/euclidean/convergence"] = xr.DataTree(conv)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(explained, browser, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("explain_page")
+    write_page(folder, BUNDLE, ProfileExplorer(explained).get_state())
+    with serve(folder) as url:
+        page = browser.new_page(viewport={"width": 1300, "height": 1600})
+        blocked = block_outside(page, url)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{url}/index.html")
+        page.wait_for_function("window.__ready === true")
+        page.wait_for_selector("section[data-family=circles] svg .mark-line path")
+        yield page, blocked, errors
+        page.close()
+
+
+def _click_at(pg, family: str, x: float, log: bool = False) -> None:
+    """Click a chart where its x axis reads ``x`` (between two labelled ticks)."""
+    labels = pg.locator(
+        f"section[data-family={family}] svg g.role-axis[aria-label^='X-axis'] .role-axis-label text"
+    ).all()
+    pairs = [(float(t.text_content()), t.bounding_box()) for t in labels if t.text_content()]
+    f = np.log if log else (lambda v: v)
+    values = [v for v, _ in pairs]
+    k = min(max(int(np.searchsorted(values, x)) - 1, 0), len(values) - 2)
+    (v0, b0), (v1, b1) = pairs[k], pairs[k + 1]
+    c0, c1 = b0["x"] + b0["width"] / 2, b1["x"] + b1["width"] / 2
+    px = c0 + (f(x) - f(v0)) / (f(v1) - f(v0)) * (c1 - c0)
+    pg.mouse.click(px, b0["y"] - 40)
+
+
+def _block(pg, set_label: str):
+    """The witness block of one set (its label matched exactly, as data, not as CSS)."""
+    blocks = pg.locator(".dp-explain .dp-witness")
+    labels = blocks.evaluate_all("(els) => els.map((e) => e.dataset.set)")
+    return blocks.nth(labels.index(set_label))
+
+
+def _shown(pg, set_label: str, role: str) -> list[int]:
+    items = _block(pg, set_label).locator(f"ol[data-role='{role}'] li")
+    return [int(i) for i in items.evaluate_all("(els) => els.map((e) => e.dataset.index)")]
+
+
+def test_clicking_a_circles_point_shows_a_valid_packing_of_the_stored_size(page, explained, sets):
+    pg, blocked, errors = page
+    tau = explained["x/euclidean/samples/set_0"]["circles_member"].attrs["tau"]
+    _click_at(pg, "circles", tau * 0.8)
+    pg.wait_for_selector(".dp-explain .dp-witness[data-family=circles]")
+    note = pg.locator(".dp-explain .dp-witness[data-family=circles] .dp-note").first.inner_text()
+    clicked = float(re.search(r"You clicked τ ≈ ([0-9.]+)", note).group(1))
+    assert clicked == pytest.approx(tau * 0.8, rel=0.03)  # the click is read in data units
+    ds = explained["x/euclidean"].to_dataset()
+    for k, label in enumerate(ds["set"].values):
+        node = explained[f"x/euclidean/samples/set_{k}"]
+        expected = np.flatnonzero(node["circles_member"].values).tolist()
+        shown = _shown(pg, label, "packing")
+        assert shown == expected[:MAX_MEMBERS]
+        # Independently: pairwise farther than tau, and as many as the profile says.
+        D = _dist(sets[label])[np.ix_(shown, shown)]
+        assert (D[~np.eye(len(shown), dtype=bool)] > tau).all()
+        assert len(shown) == int(ds["circles"].sel(tau=tau).values[k])
+    assert errors == [] and blocked == []
+
+
+def test_magnitude_witness_lists_the_largest_weights_of_a_direct_solve(page, explained, sets):
+    pg, _, _ = page
+    t = explained["x/euclidean/samples/set_0"]["magnitude_weight"].attrs["t"]
+    _click_at(pg, "magnitude", t, log=True)
+    pg.wait_for_selector(".dp-explain .dp-witness[data-family=magnitude]")
+    for label in sets:
+        w = np.linalg.solve(np.exp(-t * _dist(sets[label])), np.ones(len(sets[label])))
+        assert _shown(pg, label, "largest weights") == np.argsort(-w)[:TOP].tolist()
+        negative = np.flatnonzero(w < 0)
+        worst = negative[np.argsort(w[negative])][:TOP].tolist()
+        assert _shown(pg, label, "negative weights") == worst if worst else True
+        block = _block(pg, label)
+        assert f"Σw = {float(f'{w.sum():.4g}'):g}" in block.inner_text()
+
+
+def test_vendi_witness_shows_the_leading_eigenvalue_share(page, explained, sets):
+    pg, _, _ = page
+    pg.select_option(".dp-explain select[aria-label='witnesses of family']", "vendi")
+    h = float(explained["x/euclidean"].attrs["bandwidth"])
+    for label in sets:
+        D = _dist(sets[label])
+        lam = np.linalg.eigvalsh(np.exp(-0.5 * (D / h) ** 2) / len(D))[::-1]
+        block = _block(pg, label)
+        assert f"Mode 1: {float(f'{100 * lam[0] / lam.sum():.3g}'):g}%" in block.inner_text()
+        assert len(_shown(pg, label, "mode 1")) == 5
+
+
+def test_a_matrix_cell_opens_the_witnesses_of_its_two_sets(page):
+    pg, _, _ = page
+    pg.evaluate("window.__model.set('selected_sets', [])")
+    cell = pg.locator("section[data-family=richness] table tr:nth-child(2) td:nth-child(3)")
+    cell.click()
+    blocks = pg.locator(".dp-explain .dp-witness[data-family=richness] h5")
+    assert blocks.all_inner_texts() == ["A", XSS]
+    assert pg.locator(".dp-explain ol[data-role='nearest samples'] li").count() > 0
+
+
+def test_hostile_texts_labels_and_categories_stay_text(page):
+    pg, _, errors = page
+    pg.click(".dp-explain button[data-tab=categories]")
+    table = pg.locator(".dp-explain table[aria-label='categories of A']")
+    assert XSS in table.inner_text()
+    pg.click(".dp-explain button[data-tab=witnesses]")
+    pg.select_option(".dp-explain select[aria-label='witnesses of family']", "magnitude")
+    text = pg.locator(".dp-explain").inner_text()
+    assert HOSTILE_TEXT in text and f"{XSS} " in text
+    assert pg.locator(".dp-explain b, .dp-explain script, .dp-explain img").count() == 0
+    assert pg.locator("img").count() == 0
+    assert pg.evaluate("window.__alerts") == 0 and errors == []
+
+
+def test_distance_panel_draws_the_histogram_and_follows_the_slider(page, explained):
+    pg, _, _ = page
+    pg.locator(".dp-explain button[data-tab=distances]").focus()
+    pg.keyboard.press("Enter")  # the tabs are reachable from the keyboard
+    assert pg.get_attribute(".dp-explain button[data-tab=distances]", "aria-selected") == "true"
+    dist = explained["x/euclidean/distances"]
+    bins = dist.sizes["bin"]
+    body = ".dp-explain [role=tabpanel][data-tab=distances]"
+    pg.wait_for_function(
+        f"document.querySelectorAll('{body} .layer_1_marks path').length === {bins}"
+    )
+    label = pg.locator(f"{body} .layer_1_marks path").nth(
+        int(np.argmax(dist["pooled_count"].values))
+    )
+    assert f"count: {int(dist['pooled_count'].max())}" in label.get_attribute("aria-label")
+    stats = pg.locator(f"{body} table").inner_text()
+    contrast = float(dist["pooled_relative_contrast"])
+    assert f"{float(f'{contrast:.3g}'):g}" in stats
+    # The circles domain is drawn on the distance axis and moves with the slider.
+    tau = explained["x/euclidean"].tau.values
+
+    def circles_rect():
+        return pg.evaluate(
+            f"[...document.querySelectorAll('{body} .layer_0_marks path')]"
+            ".map((p) => p.getAttribute('aria-label')).find((a) => a.includes('circles'))"
+        )
+
+    assert "full grid" in circles_rect()
+    slider = pg.locator("section[data-family=circles] input[type=range]").first
+    slider.focus()
+    pg.keyboard.press("ArrowRight")
+    pg.keyboard.press("ArrowRight")
+    pg.wait_for_function(
+        f"[...document.querySelectorAll('{body} .layer_0_marks path')]"
+        ".some((p) => (p.getAttribute('aria-label') || '').includes('slider'))"
+    )
+    assert f"from: {float(f'{tau[2]:.4g}'):g}"[:9] in circles_rect()
+    pg.keyboard.press("Home")
+
+
+def test_convergence_view_plots_every_size_of_every_set(page, explained):
+    pg, _, _ = page
+    pg.click(".dp-explain button[data-tab=convergence]")
+    conv = explained["x/euclidean/convergence"]
+    body = ".dp-explain [role=tabpanel][data-tab=convergence]"
+    n = conv.sizes["size"] * conv.sizes["set"]
+    pg.wait_for_function(
+        f"document.querySelectorAll('{body} .mark-symbol.role-mark path').length === {n}"
+    )
+    pg.select_option(f"{body} select[aria-label='convergence of family']", "richness")
+    richness = conv["richness_mean"].sel(set="A", size=24).item()
+    pg.wait_for_function(
+        f"document.querySelectorAll('{body} .mark-symbol.role-mark path').length === {n}"
+    )
+    labels = pg.locator(f"{body} .mark-symbol.role-mark path").evaluate_all(
+        "(els) => els.map((e) => e.getAttribute('aria-label'))"
+    )
+    assert any(f"mean: {richness:g}" in a and "set: A" in a for a in labels)
+
+
+def test_cleanup_leaves_no_listener(page):
+    pg, _, errors = page
+    pg.evaluate("window.__cleanup()")
+    assert pg.evaluate("window.__listeners()") == 0
+    assert errors == []
+
+
+def test_payload_is_empty_without_explanation_and_valid_json(explained, paper_tree):
+    assert explanation_payload(paper_tree, "line/euclidean") == {}
+    assert ProfileExplorer(paper_tree).explanation == {}
+    payload = standalone_payload(explained, ["x/euclidean"])
+    text = json.dumps(payload, allow_nan=False)  # no NaN or infinity: JSON.parse must read it
+    assert payload["conditions"]["x/euclidean"]["explanation"]["version"] == 1
+    assert len(text) < 200_000
+
+
+def test_stored_images_become_data_urls_and_nothing_else(sets):
+    tree = dp.profiles(sets, representation="x", distance="euclidean", families=["richness"])
+    images = {"A": np.random.default_rng(0).integers(0, 255, (30, 8, 8)), XSS: ["x"] * 24}
+    out = dp.explain(tree, sets, samples=images)
+    pay = explanation_payload(out, "x/euclidean")
+    srcs = [s["image"] for s in pay["sets"][0]["samples"]]
+    assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
+    node = out["x/euclidean/samples/set_0"].to_dataset()
+    node["display_image"].values[:] = 'x" onerror="alert(1)'  # a file read back: anything
+    out["x/euclidean/samples/set_0"] = xr.DataTree(node)
+    assert {s["image"] for s in explanation_payload(out, "x/euclidean")["sets"][0]["samples"]} == {
+        ""
+    }
+
+
+def test_two_sets_of_500_thumbnails_stay_within_the_budget():
+    rng = np.random.default_rng(1)
+    sets = {k: rng.normal(size=(500, 4)) for k in ("A", "B")}
+    tree = dp.profiles(sets, representation="x", distance="euclidean", families=["magnitude"])
+    digits = {k: rng.integers(0, 16, (500, 8, 8)) for k in sets}
+    out = dp.explain(tree, sets, samples=digits)
+    size = len(json.dumps(explanation_payload(out, "x/euclidean")))
+    assert size < 500_000, size  # the budget in explain_view's docstring
+
+
+def test_report_draws_the_panels_offline(explained, browser, tmp_path):
+    path = dp.report(explained, tmp_path / "report.html")
+    text = path.read_text()
+    payload_line = text.split("const payload = ")[1].split("\n")[0]
+    assert "alert(2)" in payload_line and "</script" not in payload_line.lower()
+    page = browser.new_page(viewport={"width": 1300, "height": 1600})
+    outside = []
+
+    def route(r):
+        if r.request.url.startswith(("file://", "blob:", "data:")):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    alerts = []
+    page.on("dialog", lambda d: (alerts.append(d.message), d.dismiss()))
+    page.goto(path.as_uri())
+    page.wait_for_function("window.__dpReady === true")
+    page.wait_for_selector("#explorer section[data-family=circles] svg .mark-line path")
+    page.locator("#explorer section[data-family=circles] table td[data-verdict]").first.click()
+    shown = _shown(page, "A", "packing")
+    expected = np.flatnonzero(
+        explained["x/euclidean/samples/set_0"]["circles_member"].values
+    ).tolist()
+    assert shown == expected
+    page.click("#explorer .dp-explain button[data-tab=distances]")
+    page.wait_for_selector(
+        "#explorer .dp-explain [data-tab=distances] .layer_1_marks path", state="attached"
+    )
+    assert page.locator("#explorer .dp-explain b").count() == 0
+    assert outside == [] and alerts == []
+    page.close()
