@@ -119,11 +119,11 @@ def _set_witnesses(node) -> dict:
         }
     if "vendi_share" in ds:
         loading = np.asarray(ds["vendi_loading"].values, dtype=np.float64)
-        top = np.asarray(ds["vendi_top"].values)
+        tops = np.asarray(ds["vendi_top"].values)
         modes = [
             {
                 "share": _num(share),
-                "samples": [{"i": i, "loading": _num(loading[m, i])} for i in take(top[m])],
+                "samples": [{"i": i, "loading": _num(loading[m, i])} for i in take(tops[m])],
             }
             for m, share in enumerate(ds["vendi_share"].values)
         ]
