@@ -11,7 +11,7 @@
 // textContent only, and images are shown only as <img src="data:...">.
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { View } from "vega";
-import type { Model } from "./model";
+import { readFamily, type Model } from "./model";
 import type {
   Explanation, ExplainSample, ExplorerSpec, SetCategories, SetWitnesses,
 } from "./traits";
@@ -102,6 +102,17 @@ function sampleItem(s: ExplainSample | undefined, i: number, value: string, titl
   return li;
 }
 
+/** Where the click fell against the stored witness: on its grid point, or elsewhere
+ *  (then the call that stores one at the clicked grid point). */
+function clickedText(symbol: string, arg: string, stored: number, x: number | null): string {
+  if (x === null) return "";
+  if (Math.abs(x - stored) <= 1e-9 * Math.max(Math.abs(stored), 1e-300)) {
+    return ` You clicked the grid point ${symbol} = ${fmt(stored)}: this is its witness.`;
+  }
+  return ` You clicked the grid point ${symbol} = ${fmt(x)}; for a witness there run ` +
+    `dp.explain(tree, sets, ${arg}=${Number(x.toPrecision(6))}).`;
+}
+
 function witnessBlock(w: SetWitnesses, family: string, x: number | null, k: number): HTMLElement {
   const box = el("div", undefined, "dp-witness");
   box.dataset.set = w.set;
@@ -124,8 +135,7 @@ function witnessBlock(w: SetWitnesses, family: string, x: number | null, k: numb
     note(`Weighting w = Z_t⁻¹1 at t = ${fmt(m.t)} (exact solve): Σw = ${fmt(m.total, 4)}` +
       (m.stored === null ? "" : ` = the profile's magnitude ${fmt(m.stored, 4)}`) +
       `. Largest weights carry the effective size; ${m.n_negative} of ${w.n} are negative.` +
-      (x === null ? "" : ` You clicked t ≈ ${fmt(x)}; for a witness there run ` +
-        `dp.explain(tree, sets, t=${fmt(x)}).`));
+      clickedText("t", "t", m.t, x));
     list(m.top.map((r) => ({ i: r.i, value: `w = ${fmt(r.weight)}` })), "largest weights");
     if (m.negative.length) {
       note("Most negative weights (samples shadowed by others):");
@@ -139,8 +149,7 @@ function witnessBlock(w: SetWitnesses, family: string, x: number | null, k: numb
       ? ` (the profile's value ${c.stored_lower})` : ` (the profile's bounds ${c.stored_lower}–${c.stored_upper})`;
     note(`${c.size} samples pairwise farther apart than τ = ${fmt(c.tau)} (${how})${bounds}.` +
       (c.members.length < c.size ? ` The first ${c.members.length} are listed.` : "") +
-      (x === null ? "" : ` You clicked τ ≈ ${fmt(x)}; for a packing there run ` +
-        `dp.explain(tree, sets, tau=${fmt(x)}).`));
+      clickedText("τ", "tau", c.tau, x));
     list(c.members.map((i) => ({ i, value: "" })), "packing");
   } else if (family === "vendi" && w.vendi) {
     const v = w.vendi;
@@ -493,10 +502,26 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
   }
 
   const selectedSets = () => model.get("selected_sets") ?? [];
+  /** The family's grid point nearest a click (log distance on log axes): a lookup. */
+  const nearestGridPoint = (family: string, x: number | null): number | null => {
+    const spec = model.get("spec");
+    const fam = spec.families.find((f) => f.name === family);
+    if (x === null || !fam || fam.parameter === null) return x;
+    const { grid } = readFamily(model.get("curves"), fam, spec.sets.length);
+    const gap = (g: number) => (fam.axis === "log"
+      ? (g > 0 && x > 0 ? Math.abs(Math.log(g / x)) : Infinity) : Math.abs(g - x));
+    let best = x;
+    let bestGap = Infinity;
+    grid.forEach((g) => {
+      if (Number.isFinite(g) && gap(g) < bestGap) [best, bestGap] = [g, gap(g)];
+    });
+    return best;
+  };
   const onPoint = (event: Event) => {
     const detail = (event as CustomEvent<PointDetail>).detail;
     if (!explanation()) return;
-    current = { family: detail.family, x: detail.x, sets: selectedSets() };
+    current = { family: detail.family, x: nearestGridPoint(detail.family, detail.x),
+      sets: selectedSets() };
     convChoice = { family: "", index: -1 };
     redraw();
     select("witnesses");

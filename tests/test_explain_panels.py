@@ -112,8 +112,13 @@ def test_clicking_a_circles_point_shows_a_valid_packing_of_the_stored_size(page,
     _click_at(pg, "circles", tau * 0.8)
     pg.wait_for_selector(".dp-explain .dp-witness[data-family=circles]")
     note = pg.locator(".dp-explain .dp-witness[data-family=circles] .dp-note").first.inner_text()
-    clicked = float(re.search(r"You clicked τ ≈ ([0-9.]+)", note).group(1))
-    assert clicked == pytest.approx(tau * 0.8, rel=0.03)  # the click is read in data units
+    # The click is read in data units and snapped to the nearest grid point.
+    grid = explained["x/euclidean"].tau.values
+    nearest = grid[np.argmin(np.abs(grid - tau * 0.8))]
+    assert nearest != tau
+    clicked = float(re.search(r"You clicked the grid point τ = ([0-9.]+)", note).group(1))
+    assert clicked == pytest.approx(nearest, rel=1e-3)
+    assert f"tau={float(f'{nearest:.6g}'):g})" in note
     ds = explained["x/euclidean"].to_dataset()
     for k, label in enumerate(ds["set"].values):
         node = explained[f"x/euclidean/samples/set_{k}"]
@@ -132,6 +137,9 @@ def test_magnitude_witness_lists_the_largest_weights_of_a_direct_solve(page, exp
     t = explained["x/euclidean/samples/set_0"]["magnitude_weight"].attrs["t"]
     _click_at(pg, "magnitude", t, log=True)
     pg.wait_for_selector(".dp-explain .dp-witness[data-family=magnitude]")
+    assert (
+        "this is its witness" in pg.locator(".dp-explain .dp-witness .dp-note").first.inner_text()
+    )
     for label in sets:
         w = np.linalg.solve(np.exp(-t * _dist(sets[label])), np.ones(len(sets[label])))
         assert _shown(pg, label, "largest weights") == np.argsort(-w)[:TOP].tolist()
