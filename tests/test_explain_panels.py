@@ -321,3 +321,30 @@ def test_report_draws_the_panels_offline(explained, browser, tmp_path):
     assert page.locator("#explorer .dp-explain b").count() == 0
     assert outside == [] and alerts == []
     page.close()
+
+
+def test_profiles_stores_what_the_panels_show(sets):
+    texts = {"A": [f"a{i}" for i in range(30)], XSS: [f"b{i}" for i in range(24)]}
+    cats = {"A": ["x", "y"] * 15}
+    tree = dp.profiles(
+        sets,
+        representation="x",
+        distance="euclidean",
+        families=["richness", "circles"],
+        samples=texts,
+        categories=cats,
+        n_points=8,
+    )
+    plain = dp.profiles(
+        sets, representation="x", distance="euclidean", families=["richness", "circles"], n_points=8
+    )
+    reference = dp.explain(plain, sets, samples=texts, categories=cats)
+    for sub in ("samples/set_0", "samples/set_1", "distances", "categories/set_0"):
+        xr.testing.assert_identical(
+            tree[f"x/euclidean/{sub}"].to_dataset(), reference[f"x/euclidean/{sub}"].to_dataset()
+        )
+    assert ProfileExplorer(tree).explanation["sets"][0]["samples"][0]["text"].startswith("a")
+    with pytest.raises(ValueError, match=r"samples\['A'\] passed to profiles needs one item"):
+        dp.profiles(sets, representation="x", distance="euclidean", samples={"A": ["x"]})
+    with pytest.raises(ValueError, match="'categories' argument of profiles names sets"):
+        dp.profiles(sets, representation="x", distance="euclidean", categories={"C": [1]})

@@ -342,6 +342,9 @@ def profiles(
     method: str = "auto",
     accuracy: float | None = None,
     time_budget: float | None = None,
+    samples: Mapping[str, object] | None = None,
+    sample_kind: str = "auto",
+    categories: Mapping[str, object] | None = None,
 ) -> xr.DataTree:
     """Diversity profiles of several sample sets under one condition.
 
@@ -418,6 +421,17 @@ def profiles(
     time_budget : float, optional
         Seconds per set and family the large-n methods may spend (then they return
         the bounds reached).
+    samples : dict, optional
+        Per set, what to show for each sample in the explorer and the report (image
+        arrays, texts, SMILES with ``sample_kind="smiles"``, or any labels). With it, or
+        with ``categories``, the result is ``explain(tree, sets, samples=...,
+        categories=...)``: the witnesses, distance histogram and per-category measures
+        are stored beside the profiles (see :func:`explain`; this computes the sets'
+        matrices once more).
+    sample_kind : {"auto", "text", "image", "smiles", "label"}
+        How to show ``samples`` (as in :func:`explain`).
+    categories : dict, optional
+        Per set, one category label per sample (as in :func:`explain`).
 
     Returns
     -------
@@ -464,6 +478,8 @@ def profiles(
     if max_seconds is not None:
         max_seconds = check_real(max_seconds, "max_seconds", FUNC, low=0.0, low_open=True)
     prepared = prepare_sets(sets, distance, similarities=similarities, richness_tol=richness_tol)
+    for name, given in (("samples", samples), ("categories", categories)):
+        _check_display(given, name, prepared)  # before any work: refused early
     cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
     if bandwidth is not None:
         cond.bandwidth_method = "given by the user"
@@ -486,7 +502,44 @@ def profiles(
             else f"dask.distributed ({client.scheduler.address})"
         )
     ds.attrs["session_key"] = remember(cond)
-    return xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
+    tree = xr.DataTree.from_dict({f"{representation}/{cond.distance}": ds})
+    if samples is None and categories is None:
+        return tree
+    from .explain import explain
+
+    return explain(
+        tree,
+        sets,
+        samples=samples,
+        sample_kind=sample_kind,
+        categories=categories,
+        similarities=similarities,
+    )
+
+
+def _check_display(given, name: str, prepared) -> None:
+    """``samples`` / ``categories`` of profiles: per known set, one item per sample."""
+    if given is None:
+        return
+    if not isinstance(given, Mapping):
+        raise TypeError(
+            f"The {name!r} argument of {FUNC} must be a dict mapping set labels to one item "
+            f"per sample. Got {type(given).__name__}."
+        )
+    sizes = {item.label: item.n for item in prepared}
+    unknown = sorted((str(k) for k in given if k not in sizes), key=str)
+    if unknown:
+        raise ValueError(
+            f"The {name!r} argument of {FUNC} names sets that are not profiled: {unknown}. "
+            f"The sets are {list(sizes)}."
+        )
+    for label, values in given.items():
+        n = len(values) if hasattr(values, "__len__") else None
+        if n != sizes[label]:
+            raise ValueError(
+                f"{name}[{label!r}] passed to {FUNC} needs one item per sample of the set "
+                f"({sizes[label]}). Got {n if n is not None else type(values).__name__}."
+            )
 
 
 def merge(trees: Sequence) -> object:
