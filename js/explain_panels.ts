@@ -502,6 +502,19 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
   }
 
   const selectedSets = () => model.get("selected_sets") ?? [];
+  /** With a kernel, ask Python for the witnesses at the clicked grid point (it answers
+   *  with a new ``explanation``, or says in ``status`` why it cannot). */
+  const askPython = () => {
+    const ex = explanation();
+    const family = current.family;
+    if (model.live === false || !ex || current.x === null) return;
+    if (family !== "magnitude" && family !== "circles") return;
+    const stored = ex.sets[0]?.[family];
+    const at = stored ? ("t" in stored ? stored.t : stored.tau) : null;
+    if (at === null || at === current.x) return;
+    model.set("explain_request", { family, value: current.x, nonce: Date.now() });
+    model.save_changes();
+  };
   /** The family's grid point nearest a click (log distance on log axes): a lookup. */
   const nearestGridPoint = (family: string, x: number | null): number | null => {
     const spec = model.get("spec");
@@ -525,6 +538,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     convChoice = { family: "", index: -1 };
     redraw();
     select("witnesses");
+    askPython();
   };
   // A dominance-matrix cell: the witnesses of that family for its row and column sets.
   const onCell = (event: Event) => {
@@ -547,7 +561,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     if (distView) distView.data("domains", domainRows(ex)).runAsync();
     else drawDistances(ex);
   };
-  const onExplanation = () => { current = { family: "", x: null, sets: [] }; redraw(); };
+  const onExplanation = () => redraw(); // the witnesses asked for, or another condition
   model.on("change:domains", onDomains);
   model.on("change:explanation", onExplanation);
   cleanups.push(() => model.off("change:domains", onDomains),

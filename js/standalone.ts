@@ -41,6 +41,7 @@ export function standaloneModel(payload: StandalonePayload): Model {
     condition: payload.condition,
     conditions: Object.keys(payload.conditions),
     extend_request: {},
+    explain_request: {},
     status: "",
     explanation: first.explanation ?? {},
   };

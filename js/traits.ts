@@ -184,6 +184,12 @@ export interface Explanation {
   convergence: Convergence | null;
 }
 
+export interface ExplainRequest {
+  family: string;
+  value: number;
+  nonce: number;
+}
+
 export interface Traits {
   spec: ExplorerSpec;
   /** Every grid and curve, float64 little-endian; FamilySpec offsets index it. */
@@ -199,4 +205,6 @@ export interface Traits {
   status: string;
   /** The explanation panels' data for the condition; empty when the tree holds none. */
   explanation: Explanation | Record<string, never>;
+  /** Set by the view to ask for witnesses at another grid point; empty until then. */
+  explain_request: ExplainRequest | Record<string, never>;
 }

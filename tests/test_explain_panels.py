@@ -119,6 +119,9 @@ def test_clicking_a_circles_point_shows_a_valid_packing_of_the_stored_size(page,
     clicked = float(re.search(r"You clicked the grid point τ = ([0-9.]+)", note).group(1))
     assert clicked == pytest.approx(nearest, rel=1e-3)
     assert f"tau={float(f'{nearest:.6g}'):g})" in note
+    # With a kernel behind the model, Python is asked for the packing at that grid point.
+    request = pg.evaluate("window.__model.get('explain_request')")
+    assert request["family"] == "circles" and request["value"] == pytest.approx(nearest)
     ds = explained["x/euclidean"].to_dataset()
     for k, label in enumerate(ds["set"].values):
         node = explained[f"x/euclidean/samples/set_{k}"]
@@ -348,3 +351,40 @@ def test_profiles_stores_what_the_panels_show(sets):
         dp.profiles(sets, representation="x", distance="euclidean", samples={"A": ["x"]})
     with pytest.raises(ValueError, match="'categories' argument of profiles names sets"):
         dp.profiles(sets, representation="x", distance="euclidean", categories={"C": [1]})
+
+
+def test_a_click_elsewhere_finds_the_witnesses_there_in_a_live_session(sets, tmp_path):
+    # Profiled in this test: the session keeps the matrices of its latest profiles only.
+    tree = dp.profiles(sets, representation="x", distance="euclidean", n_points=10)
+    explained = dp.explain(tree, sets)
+    widget = ProfileExplorer(explained)
+    ds = explained["x/euclidean"].to_dataset()
+    stored = widget.explanation["sets"][0]["circles"]["tau"]
+    tau = float(ds.tau.values[2])
+    assert tau != stored
+    widget.explain_request = {"family": "circles", "value": tau * 1.001, "nonce": 1.0}
+    assert widget.status == ""
+    for k, label in enumerate(ds["set"].values):
+        c = widget.explanation["sets"][k]["circles"]
+        assert c["tau"] == tau  # snapped to the grid point
+        members = c["members"]
+        D = _dist(sets[label])[np.ix_(members, members)]
+        assert (D[~np.eye(len(members), dtype=bool)] > tau).all()
+        assert len(members) == c["size"] == int(ds["circles"].sel(tau=tau).values[k])
+    t = float(ds.t.values[1])
+    widget.explain_request = {"family": "magnitude", "value": t, "nonce": 2.0}
+    for k, label in enumerate(ds["set"].values):
+        w = np.linalg.solve(np.exp(-t * _dist(sets[label])), np.ones(len(sets[label])))
+        m = widget.explanation["sets"][k]["magnitude"]
+        assert [r["i"] for r in m["top"]] == np.argsort(-w)[:TOP].tolist()
+        assert m["stored"] == pytest.approx(w.sum(), rel=1e-9)
+    # The tree itself keeps what explain stored.
+    assert explained["x/euclidean/samples/set_0"]["circles_member"].attrs["tau"] == stored
+    # In another session (a file from elsewhere) the matrices are gone: the view says why.
+    explained.to_netcdf(tmp_path / "e.nc")
+    other = dp.open_profiles(tmp_path / "e.nc")
+    other["x/euclidean"].attrs["session_key"] = "another session"
+    back = ProfileExplorer(other)
+    before = back.explanation
+    back.explain_request = {"family": "circles", "value": tau, "nonce": 3.0}
+    assert back.explanation == before and "not in this session" in back.status

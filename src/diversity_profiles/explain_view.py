@@ -319,3 +319,59 @@ def explanation_payload(tree, condition: str) -> dict:
         if "convergence" in children
         else None,
     }
+
+
+#: Families whose witness depends on the parameter (and can be found again at another one).
+SWEPT_WITNESSES = {"magnitude": "t", "circles": "tau"}
+
+
+def witnesses_at(tree, condition: str, explanation: dict, family: str, value) -> tuple[dict, str]:
+    """The explanation with ``family``'s witnesses found again at the grid point nearest
+    ``value``, from the matrices :func:`profiles` kept in this process (the live explorer's
+    click). Returns the new explanation and "" , or the old one and why it was kept.
+
+    The witnesses are those :func:`explain` stores (the same solve and packing search);
+    the tree is not changed.
+    """
+    from . import witnesses as _w
+    from .circles import AUTO_TIME_LIMIT
+    from .profiles import recall
+
+    param = SWEPT_WITNESSES.get(family)
+    node = tree[condition]
+    if param is None or "samples" not in node.children or not explanation:
+        return explanation, f"{family!r} has no witness that depends on its parameter."
+    ds = node.to_dataset()
+    cond = recall(ds.attrs.get("session_key"))
+    if cond is None or param not in ds.coords:
+        return explanation, (
+            "The matrices behind these profiles are not in this session (loaded from a file, "
+            "or computed too long ago); run dp.explain(tree, sets, "
+            f"{param}=...) for witnesses at another {param}."
+        )
+    grid = ds[param].values
+    try:
+        at = float(grid[np.argmin(np.abs(grid - float(value)))])
+    except (TypeError, ValueError):
+        return explanation, f"{value!r} is not a value of {param}."
+    proved = int(ds["circles"].attrs.get("exact", 0)) == 1 if "circles" in ds else False
+    method = "exact" if proved else "auto"
+    sets = []
+    for k, item in enumerate(cond.sets):
+        witness = node["samples"][f"set_{k}"].to_dataset()
+        if family == "magnitude":
+            w = _w._magnitude_weights(item.D, at)
+            attrs = {"t": at, "magnitude": float(w.sum())}
+            if "magnitude" in ds:
+                attrs["stored_magnitude"] = float(ds["magnitude"].sel(t=at).values[k])
+            witness["magnitude_weight"] = ("sample", w, attrs)
+        else:
+            limit = 60.0 if method == "exact" else AUTO_TIME_LIMIT
+            mask, how = _w._circles_packing(item.D, at, grid[grid >= at], method, cond.seed, limit)
+            attrs = {"tau": at, "method": how, "size": int(mask.sum())}
+            if "circles" in ds:
+                attrs["stored_lower"] = int(ds["circles"].sel(tau=at).values[k])
+                attrs["stored_upper"] = int(ds["circles_upper"].sel(tau=at).values[k])
+            witness["circles_member"] = ("sample", mask.astype(np.int8), attrs)
+        sets.append(_set_witnesses(witness))
+    return {**explanation, "sets": sets}, ""

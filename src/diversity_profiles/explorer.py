@@ -149,6 +149,8 @@ class ProfileExplorer(anywidget.AnyWidget):
     status = traitlets.Unicode().tag(sync=True)
     #: What :func:`explain` / :func:`convergence` stored for the condition (the panels).
     explanation = traitlets.Dict().tag(sync=True)
+    #: The view asks for witnesses at another grid point (a click on a curve).
+    explain_request = traitlets.Dict().tag(sync=True)
 
     def __init__(self, tree, condition: str | None = None, **kwargs) -> None:
         if not _BUNDLE.exists():
@@ -222,6 +224,24 @@ class ProfileExplorer(anywidget.AnyWidget):
         data[MIME_TYPE] = standalone_payload(self._tree, self.conditions, self.condition)
         data.update(static_fallbacks(self._tree, self.condition))
         return bundle
+
+    @traitlets.observe("explain_request")
+    def _on_explain_request(self, change) -> None:
+        from .explain_view import witnesses_at
+
+        request = change["new"]
+        if not request:
+            return
+        self.status = f"finding {request.get('family')} witnesses…"
+        explanation, why = witnesses_at(
+            self._tree,
+            self.condition,
+            self.explanation,
+            request.get("family", ""),
+            request.get("value"),
+        )
+        self.explanation = explanation
+        self.status = why
 
     @traitlets.observe("extend_request")
     def _on_extend_request(self, change) -> None:
