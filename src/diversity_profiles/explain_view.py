@@ -359,6 +359,7 @@ def witnesses_at(tree, condition: str, explanation: dict, family: str, value) ->
     sets = []
     for k, item in enumerate(cond.sets):
         witness = node["samples"][f"set_{k}"].to_dataset()
+        attrs: dict[str, object]
         if family == "magnitude":
             w = _w._magnitude_weights(item.D, at)
             attrs = {"t": at, "magnitude": float(w.sum())}
