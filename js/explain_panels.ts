@@ -311,7 +311,32 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
       current = { ...current, family: chooser.value, x: null };
       drawWitnesses(ex);
     });
-    body.append(chooser);
+    const controls = el("div", undefined, "dp-controls");
+    controls.append(chooser);
+    body.append(controls);
+    // The parameter from the keyboard too: the same as clicking that grid point.
+    const grid = family === "magnitude" || family === "circles" ? gridOf(family) : null;
+    const stored = family === "magnitude" ? ex.sets[0]?.magnitude?.t
+      : family === "circles" ? ex.sets[0]?.circles?.tau : undefined;
+    if (grid && stored !== undefined) {
+      const symbol = family === "magnitude" ? "t" : "τ";
+      const shown = current.family === family && current.x !== null ? current.x : stored;
+      const at = el("select");
+      at.setAttribute("aria-label", `${symbol} of the ${family} witnesses`);
+      grid.forEach((g) => {
+        if (!Number.isFinite(g)) return;
+        const option = el("option", `${symbol} = ${fmt(g)}${g === stored ? " (stored)" : ""}`);
+        option.value = String(g);
+        option.selected = g === shown;
+        at.append(option);
+      });
+      at.addEventListener("change", () => {
+        current = { ...current, family, x: Number(at.value) };
+        drawWitnesses(ex);
+        askPython();
+      });
+      controls.append(at);
+    }
     if (current.family && current.family !== family) {
       body.append(el("p", `No witness is stored for ${current.family}; showing ${WITNESS_FAMILIES[family]}.`,
         "dp-note"));
@@ -515,12 +540,17 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     model.set("explain_request", { family, value: current.x, nonce: Date.now() });
     model.save_changes();
   };
-  /** The family's grid point nearest a click (log distance on log axes): a lookup. */
-  const nearestGridPoint = (family: string, x: number | null): number | null => {
+  const gridOf = (family: string): Float64Array | null => {
     const spec = model.get("spec");
     const fam = spec.families.find((f) => f.name === family);
-    if (x === null || !fam || fam.parameter === null) return x;
-    const { grid } = readFamily(model.get("curves"), fam, spec.sets.length);
+    return !fam || fam.parameter === null ? null
+      : readFamily(model.get("curves"), fam, spec.sets.length).grid;
+  };
+  /** The family's grid point nearest a click (log distance on log axes): a lookup. */
+  const nearestGridPoint = (family: string, x: number | null): number | null => {
+    const fam = model.get("spec").families.find((f) => f.name === family);
+    const grid = gridOf(family);
+    if (x === null || !fam || !grid) return x;
     const gap = (g: number) => (fam.axis === "log"
       ? (g > 0 && x > 0 ? Math.abs(Math.log(g / x)) : Infinity) : Math.abs(g - x));
     let best = x;

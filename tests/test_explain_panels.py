@@ -249,6 +249,24 @@ def test_convergence_view_plots_every_size_of_every_set(page, explained):
     assert any(f"mean: {richness:g}" in a and "set: A" in a for a in labels)
 
 
+def test_the_parameter_of_a_witness_can_be_chosen_from_the_keyboard(page, explained):
+    pg, _, _ = page
+    pg.click(".dp-explain button[data-tab=witnesses]")
+    pg.select_option(".dp-explain select[aria-label='witnesses of family']", "circles")
+    chooser = pg.locator(".dp-explain select[aria-label='τ of the circles witnesses']")
+    tau = explained["x/euclidean"].tau.values
+    stored = explained["x/euclidean/samples/set_0"]["circles_member"].attrs["tau"]
+    options = chooser.locator("option").all_inner_texts()
+    assert len(options) == len(tau) and sum("(stored)" in o for o in options) == 1
+    chooser.focus()
+    pg.keyboard.press("Home")  # the first grid point, from the keyboard
+    assert chooser.input_value() == repr(float(tau[0])) or float(chooser.input_value()) == tau[0]
+    pg.wait_for_function("window.__model.get('explain_request').value === " + repr(float(tau[0])))
+    note = pg.locator(".dp-explain .dp-witness[data-family=circles] .dp-note").first.inner_text()
+    assert "for a witness there run dp.explain(tree, sets, tau=0)" in note
+    assert f"τ = {float(f'{stored:.3g}'):g}" in note
+
+
 def test_cleanup_leaves_no_listener(page):
     pg, _, errors = page
     pg.evaluate("window.__cleanup()")
