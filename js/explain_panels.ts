@@ -275,9 +275,15 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     }
   }
 
-  function draw(tab: Tab, spec: VisualizationSpec) {
+  function draw(tab: Tab, spec: VisualizationSpec, target: HTMLElement = bodies.get(tab)!) {
+    // Views whose chart was replaced are released here (their element is gone).
+    views.set(tab, (views.get(tab) ?? []).filter((v) => {
+      if (v.container()?.isConnected) return true;
+      v.finalize();
+      return false;
+    }));
     const chart = el("div", undefined, "dp-chart");
-    bodies.get(tab)!.append(chart);
+    target.append(chart);
     embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 }).then((result) => {
       if (destroyed || !chart.isConnected) {
         result.view.finalize(); // redrawn or cleaned up while Vega compiled
@@ -436,6 +442,41 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     fill();
     wrap.append(order, table, el("p", `Reeve et al. (2016) partition, similarity: ${c.similarity}. ` +
       "Whole-set row: Ā, B̄, G (G is the Leinster–Cobbold diversity of the set).", "dp-note"));
+    if (c.swept.length) {
+      // Each category's profile of one family, on demand (the values explain computed).
+      const curves = el("select");
+      curves.setAttribute("aria-label", `curves per category of ${c.set}`);
+      curves.append(el("option", "curves per category…"));
+      c.swept.forEach((f, k) => {
+        const option = el("option", f.family);
+        option.value = String(k);
+        curves.append(option);
+      });
+      const holder = el("div");
+      curves.addEventListener("change", () => {
+        holder.replaceChildren();
+        const f = c.swept[Number(curves.value)];
+        if (!f) return;
+        const log = model.get("spec").families.find((x) => x.name === f.family)?.axis === "log";
+        const rows = c.categories.flatMap((category, j) => f.grid.map((x, i) => ({
+          category, x, value: f.values[j]?.[i] ?? null,
+        }))).filter((r) => r.x !== null && r.value !== null && (!log || r.x > 0));
+        draw("categories", {
+          $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+          title: { text: `${f.family} per category`, subtitle: c.set },
+          width: 320, height: 150, data: { values: rows },
+          mark: { type: "line", interpolate: f.family === "circles" ? "step-after" : "linear" },
+          encoding: {
+            x: { field: "x", type: "quantitative", title: SYMBOL[f.parameter] ?? f.parameter,
+              scale: log ? { type: "log" } : { zero: false } },
+            y: { field: "value", type: "quantitative", title: f.family },
+            color: { field: "category", type: "nominal", legend: { orient: "bottom" } },
+            tooltip: [{ field: "category" }, { field: "x" }, { field: "value" }],
+          },
+        } as VisualizationSpec, holder);
+      });
+      wrap.append(curves, holder);
+    }
     return wrap;
   }
 

@@ -189,6 +189,31 @@ def test_hostile_texts_labels_and_categories_stay_text(page):
     assert pg.evaluate("window.__alerts") == 0 and errors == []
 
 
+def test_category_curves_on_demand(page, explained):
+    pg, _, errors = page
+    pg.click(".dp-explain button[data-tab=categories]")
+    pg.select_option(".dp-explain select[aria-label='curves per category of A']", "magnitude")
+    body = ".dp-explain [role=tabpanel][data-tab=categories]"
+    cat = explained["x/euclidean/categories/set_0"]
+    pg.wait_for_function(
+        f"document.querySelectorAll('{body} .mark-line.role-mark path').length === "
+        f"{cat.sizes['category']}"
+    )
+    legend = pg.locator(f"{body} .role-legend-label text").all_text_contents()
+    assert XSS in legend  # a category named XSS, drawn as text
+    assert pg.locator(".dp-explain img").count() == 0 and errors == []
+    # Categories are listed by diversity (normalised alpha at the chosen order).
+    order = [
+        r.get_attribute("data-category")
+        for r in pg.locator(
+            ".dp-explain table[aria-label='categories of A'] tr[data-category]"
+        ).all()
+    ]
+    alpha = cat["alpha"].sel(order=1.0).values
+    assert order == [str(c) for c in cat["category"].values[np.argsort(-alpha)]]
+    pg.click(".dp-explain button[data-tab=witnesses]")
+
+
 def test_distance_panel_draws_the_histogram_and_follows_the_slider(page, explained):
     pg, _, _ = page
     pg.locator(".dp-explain button[data-tab=distances]").focus()
