@@ -431,3 +431,21 @@ def test_a_click_elsewhere_finds_the_witnesses_there_in_a_live_session(sets, tmp
     before = back.explanation
     back.explain_request = {"family": "circles", "value": tau, "nonce": 3.0}
     assert back.explanation == before and "not in this session" in back.status
+
+
+def test_extending_a_domain_keeps_the_explanation(sets):
+    tree = dp.profiles(sets, representation="x", distance="euclidean", n_points=6)
+    out = dp.explain(tree, sets, categories={"A": ["u", "v"] * 15})
+    conv = dp.convergence(sets, sizes=[4, 10], like=tree, repeats=2, show_progress=False)
+    out["x/euclidean/convergence"] = xr.DataTree(conv)
+    widget = ProfileExplorer(out)
+    widget.extend("magnitude", "high", 3)
+    node = widget._tree["x/euclidean"]
+    assert set(node.children) == {"samples", "distances", "categories", "convergence"}
+    assert node["t"].size == 9
+    grown = node["categories/set_0"]["magnitude"]
+    np.testing.assert_array_equal(
+        grown.values[:, :6], out["x/euclidean/categories/set_0"]["magnitude"].values
+    )
+    assert np.isnan(grown.values[:, 6:]).all()  # nothing invented at the new points
+    assert node["convergence"]["magnitude_mean"].shape == (2, 2, 9)

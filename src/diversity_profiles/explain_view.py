@@ -28,8 +28,12 @@ from __future__ import annotations
 import base64
 import math
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 #: Samples listed per ranking (largest weights, most negative weights, contributions).
 TOP = 8
@@ -376,3 +380,22 @@ def witnesses_at(tree, condition: str, explanation: dict, family: str, value) ->
             witness["circles_member"] = ("sample", mask.astype(np.int8), attrs)
         sets.append(_set_witnesses(witness))
     return {**explanation, "sets": sets}, ""
+
+
+def with_children(node, grown, parameter: str) -> xr.DataTree:
+    """``grown`` (a condition's Dataset on a longer ``parameter`` grid) as a tree node that
+    keeps ``node``'s children (explain's and convergence's nodes), their ``parameter`` axis
+    reindexed to the new grid (NaN at the new points) so they stay aligned with it."""
+    import xarray as xr
+
+    nodes = {"/": grown}
+    for sub in node.subtree:
+        if sub is node:
+            continue
+        own = sub.to_dataset(inherit=False)
+        ds = sub.to_dataset(inherit=True)
+        if parameter in ds.dims:
+            ds = ds.reindex({parameter: grown[parameter].values})
+        inherited = [c for c in ds.coords if c not in own.coords]
+        nodes["/" + sub.relative_to(node)] = ds.drop_vars(inherited)
+    return xr.DataTree.from_dict(nodes)

@@ -14,10 +14,9 @@ from pathlib import Path
 import anywidget
 import numpy as np
 import traitlets
-import xarray as xr
 
 from .accessor import band_of, conditions_of
-from .explain_view import explanation_payload
+from .explain_view import explanation_payload, with_children
 from .families import FAMILIES
 from .verdict import MIN_SHARE
 
@@ -288,7 +287,10 @@ class ProfileExplorer(anywidget.AnyWidget):
             grown[fam.parameter].attrs = ds[fam.parameter].attrs | {
                 "domain": ds[fam.parameter].attrs.get("domain", "") + f"; extended {side}"
             }
-            self._tree[self.condition] = xr.DataTree(grown)
+            # dp.explain's nodes stay (their grids reindexed like the profile's).
+            self._tree[self.condition] = with_children(
+                self._tree[self.condition], grown, str(fam.parameter)
+            )
             spec, curves = pack_condition(grown)
             domains = dict(self.domains)
             domains[family] = [float(grown[fam.parameter].min()), float(grown[fam.parameter].max())]
