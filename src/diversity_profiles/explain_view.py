@@ -20,7 +20,8 @@ Which samples are sent, per set (everything else stays in the tree):
 Payload budget: a sample's display is at most 280 characters of text or one 48-pixel
 thumbnail (a PNG of about 0.3–1.5 kB in base64) or an RDKit SVG drawing (about 5–10 kB);
 at most ``5 * TOP + MAX_MEMBERS + n_modes * n_top`` samples per set are sent, so two
-sets of 500 digit thumbnails add well under 0.5 MB (tests/test_explain_panels.py).
+sets of 500 digit thumbnails add about 50 kB (measured: 64 and 58 samples sent, 49 kB of JSON,
+with magnitude, Circles, Vendi and richness; the test bound is 0.5 MB).
 """
 
 from __future__ import annotations
