@@ -448,3 +448,60 @@ def test_extending_a_domain_keeps_the_explanation(sets):
     np.testing.assert_array_equal(grown.values[:, :6], before)
     assert np.isnan(grown.values[:, 6:]).all()  # nothing invented at the new points
     assert node["convergence"]["magnitude_mean"].shape == (2, 2, 9)
+
+
+LAB_SOURCE = f"""\
+import numpy as np
+import diversity_profiles as dp
+rng = np.random.default_rng(3)
+sets = {{"A": rng.normal(size=(20, 3)), {XSS!r}: rng.normal(size=(15, 3)) * 0.5}}
+texts = {{"A": [f"{HOSTILE_TEXT} {{i}}" for i in range(20)], {XSS!r}: list(range(15))}}
+tree = dp.profiles(sets, representation="x", distance="euclidean", n_points=8, samples=texts)
+tree.dp.explore()
+"""
+
+
+def test_jupyterlab_draws_the_panels_without_kernel_or_widget_state(browser, tmp_path, monkeypatch):
+    """A notebook saved without widget state, opened in a real JupyterLab with no kernel:
+    the extension built in this checkout (put first on JUPYTER_PATH) draws the panels."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from .browser import jupyterlab
+
+    built = Path(dp.__file__).parent / "labextension"
+    if not (built / "package.json").exists():
+        pytest.skip("the JupyterLab extension is not built here (npm run build builds it)")
+    (tmp_path / "jp" / "labextensions").mkdir(parents=True)
+    (tmp_path / "jp" / "labextensions" / "diversity-profiles").symlink_to(built)
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jp"))
+    root = tmp_path / "root"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(LAB_SOURCE)])
+    NotebookClient(nb, kernel_name="python3", store_widget_state=False).execute()
+    for key in ("widgets", "kernelspec", "language_info"):
+        nb.metadata.pop(key, None)
+    nbformat.write(nb, root / "shared.ipynb")
+    with jupyterlab(root) as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        blocked = block_outside(page, url)
+        page.add_locator_handler(
+            page.locator(".jp-Dialog"),
+            lambda dialog: dialog.get_by_role("button", name="No Kernel").click(),
+        )
+        page.goto(f"{url}/lab/tree/shared.ipynb")
+        page.wait_for_selector(
+            ".dp-mime-explorer section[data-family=circles] svg .mark-line path", timeout=60_000
+        )
+        page.locator(
+            ".dp-mime-explorer section[data-family=circles] table td[data-verdict]"
+        ).first.click()
+        out = nb.cells[0].outputs[-1]["data"]["application/vnd.diversity-profiles.explorer+json"]
+        explanation = out["conditions"]["x/euclidean"]["explanation"]
+        members = explanation["sets"][0]["circles"]["members"]
+        shown = _shown(page, "A", "packing")
+        assert shown == members and shown
+        assert HOSTILE_TEXT in page.locator(".dp-mime-explorer .dp-explain").inner_text()
+        assert page.locator(".dp-mime-explorer .dp-explain b, .dp-explain script").count() == 0
+        assert blocked == []
+        page.close()
