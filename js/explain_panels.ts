@@ -222,7 +222,9 @@ function convergenceSpec(rows: object[], sets: string[], title: string): Visuali
 
 /** The panels, under ``root``: listens there for chart clicks and matrix-cell clicks. */
 export function createExplainPanels(model: Model, root: HTMLElement): ExplainPanels {
-  const box = el("section", undefined, "dp-explain");
+  // A region, not a <section>: the family panels are the explorer's sections.
+  const box = el("div", undefined, "dp-explain");
+  box.setAttribute("role", "region");
   box.setAttribute("aria-label", "why does it say that");
   const title = el("h4", "Why does it say that?");
   const tabs = el("div");
