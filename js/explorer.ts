@@ -2,6 +2,7 @@
 // extension): one panel per family, live domain sliders,
 // dominance matrices and a plain-language summary for the current domains.
 // Every label is user data and is written with textContent, never as HTML.
+import { createExplainPanels, EXPLAIN_STYLE } from "./explain_panels";
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
 import {
   centredOf, comparePairs, createPanel, PALETTE, ruleContext, symbolOf,
@@ -63,7 +64,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   // Without a kernel nothing can compute more grid points: no buttons that do nothing.
   root.classList.toggle("dp-offline", model.live === false);
   const style = document.createElement("style");
-  style.textContent = STYLE;
+  style.textContent = STYLE + EXPLAIN_STYLE;
   const heading = document.createElement("h3");
   const chooser = document.createElement("select");
   chooser.setAttribute("aria-label", "condition");
@@ -86,6 +87,9 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   summary.className = "dp-summary";
   summary.setAttribute("aria-live", "polite");
   root.append(style, heading, chooser, setBar, status, grid, summary);
+  // "Why does it say that?" (hidden unless the tree holds dp.explain's nodes).
+  const explain = createExplainPanels(model, root);
+  root.append(explain.el);
   el.append(root);
 
   let panels: {
@@ -213,6 +217,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     buttonCleanups.forEach((off) => off());
     chooser.removeEventListener("change", choose);
     panels.forEach(({ panel }) => panel.destroy());
+    explain.destroy();
     root.remove();
   };
 }

@@ -3,7 +3,9 @@
 import type { Axis } from "./verdict";
 import type { FamilySpec, Traits } from "./traits";
 
-export type { Domain, ExplorerSpec, ExtendRequest, FamilySpec, Traits } from "./traits";
+export type {
+  Domain, Explanation, ExplorerSpec, ExtendRequest, FamilySpec, Traits,
+} from "./traits";
 
 // tsc fails here if the schema's axes and the ones the dominance rule reads part ways.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

@@ -2,6 +2,7 @@
 // domain slider, and the dominance matrix for the current domain.
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
+import { dataX, type PointDetail } from "./explain_panels";
 import type { ExplorerSpec, FamilySpec } from "./model";
 import { amount, percent } from "./wording";
 import {
@@ -296,9 +297,13 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       view.addSignalListener("brush", onBrush);
       cleanups.push(() => view?.removeSignalListener("brush", onBrush));
       // Clicking a curve (or its band) highlights that set in every chart.
-      const onClick: EventListenerHandler = (_, item) => {
+      const onClick: EventListenerHandler = (event, item) => {
         const picked: unknown = item?.datum?.set;
         if (typeof picked === "string") onPick(picked);
+        // The explanation panels open at the clicked parameter (explain_panels.ts).
+        const detail: PointDetail = { family: fam.name, set: typeof picked === "string" ? picked : null,
+          x: view ? dataX(view, event) : null };
+        el.dispatchEvent(new CustomEvent("dp-point", { bubbles: true, detail }));
       };
       view.addEventListener("click", onClick);
       cleanups.push(() => view?.removeEventListener("click", onClick));

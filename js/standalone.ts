@@ -4,14 +4,17 @@
 // JupyterLab extension and the HTML report read it here, so both draw with the same code
 // as the widget.
 import { render } from "./explorer";
-import type { ExplorerSpec, Model, Traits } from "./model";
+import type { Explanation, ExplorerSpec, Model, Traits } from "./model";
 
 export const MIME_TYPE = "application/vnd.diversity-profiles.explorer+json";
 
 export interface StandalonePayload {
   version: 1;
   condition: string; // the condition shown first
-  conditions: Record<string, { spec: ExplorerSpec; curves: string }>; // curves: base64 float64 LE
+  // curves: base64 float64 LE; explanation: what dp.explain stored ({} or absent if nothing)
+  conditions: Record<string, {
+    spec: ExplorerSpec; curves: string; explanation?: Explanation | Record<string, never>;
+  }>;
   domains?: Record<string, [number, number]>;
   selected_sets?: string[];
 }
@@ -38,7 +41,9 @@ export function standaloneModel(payload: StandalonePayload): Model {
     condition: payload.condition,
     conditions: Object.keys(payload.conditions),
     extend_request: {},
+    explain_request: {},
     status: "",
+    explanation: first.explanation ?? {},
   };
   const handlers = new Map<string, (() => void)[]>();
   const emit = (key: string) => (handlers.get(`change:${key}`) ?? []).forEach((f) => f());
@@ -52,6 +57,8 @@ export function standaloneModel(payload: StandalonePayload): Model {
         state.spec = chosen.spec;
         state.curves = decode(chosen.curves);
         state.domains = {};
+        state.explanation = chosen.explanation ?? {};
+        emit("explanation");
         emit("spec");
       }
       emit(key);

@@ -63,6 +63,149 @@ export interface ExplorerSpec {
   min_share?: number;
 }
 
+export interface ExplainSample {
+  /** row of the sample in its set */
+  i: number;
+  /** untrusted: show as text only */
+  text: string;
+  /** a data: URL (PNG or SVG) for an <img>, or empty */
+  image: string;
+  truncated: boolean;
+  nn_distance: number | null;
+  group: number | null;
+  category: string | null;
+}
+
+export interface MagnitudeWitness {
+  t: number;
+  total: number | null;
+  /** the profile's magnitude at t, if t is on its grid */
+  stored: number | null;
+  top: ({ i: number; weight: number | null; })[];
+  negative: ({ i: number; weight: number | null; })[];
+  n_negative: number;
+}
+
+export interface CirclesWitness {
+  tau: number;
+  method: "exact" | "greedy";
+  size: number;
+  stored_lower: number | null;
+  stored_upper: number | null;
+  /** the first MAX_MEMBERS members */
+  members: number[];
+}
+
+export interface VendiMode {
+  share: number | null;
+  samples: ({ i: number; loading: number | null; })[];
+}
+
+export interface VendiWitness {
+  entropy: number | null;
+  modes: VendiMode[];
+  top_contribution: ({ i: number; contribution: number | null; })[];
+}
+
+export interface SetWitnesses {
+  set: string;
+  index: number;
+  n: number;
+  /** near-duplicate groups (richness) */
+  groups: number | null;
+  /** text | image | smiles | label | none */
+  kind: string;
+  magnitude: MagnitudeWitness | null;
+  circles: CirclesWitness | null;
+  vendi: VendiWitness | null;
+  /** samples closest to another one (near duplicates first) */
+  nearest: ({ i: number; j: number; distance: number | null; })[];
+  samples: ExplainSample[];
+}
+
+export interface Concentration {
+  min_positive_distance: number | null;
+  max_distance: number | null;
+  mean_distance: number | null;
+  relative_contrast: number | null;
+  coefficient_of_variation: number | null;
+}
+
+export interface DistanceDomain {
+  family: string;
+  lower: number | null;
+  upper: number | null;
+  mapping: string;
+}
+
+export interface Distances {
+  bin_lower: (number | null)[];
+  bin_upper: (number | null)[];
+  pooled_count: number[];
+  /** per set, per bin */
+  count: number[][];
+  pooled: Concentration;
+  per_set: Concentration[];
+  domains: DistanceDomain[];
+}
+
+export interface CategoryCurves {
+  family: string;
+  parameter: string;
+  grid: (number | null)[];
+  /** category x grid */
+  values: ((number | null)[])[];
+}
+
+export interface SetCategories {
+  set: string;
+  index: number;
+  categories: string[];
+  size: number[];
+  /** orders q as labels (inf: ∞) */
+  orders: string[];
+  /** normalised alpha, beta and gamma per (order, category) */
+  partition: { alpha?: ((number | null)[])[]; beta?: ((number | null)[])[]; gamma?: ((number | null)[])[]; };
+  /** the set's values per order */
+  meta: { alpha: (number | null)[]; beta: (number | null)[]; gamma: (number | null)[]; };
+  similarity: string;
+  /** scale-free family -> value per category */
+  scalar: Record<string, (number | null)[]>;
+  swept: CategoryCurves[];
+}
+
+export interface ConvergenceFamily {
+  family: string;
+  parameter: string | null;
+  grid: (number | null)[];
+  /** set x size x grid (grid of 1 if scale-free) */
+  mean: (((number | null)[])[])[];
+  sd: (((number | null)[])[])[];
+  estimate: string;
+}
+
+export interface Convergence {
+  sizes: number[];
+  repeats: number;
+  sets: string[];
+  subsampling: string;
+  families: ConvergenceFamily[];
+}
+
+export interface Explanation {
+  version: number;
+  sets: SetWitnesses[];
+  distances: Distances | null;
+  categories: SetCategories[];
+  convergence: Convergence | null;
+}
+
+export interface ExplainRequest {
+  family: string;
+  value: number;
+  nonce: number;
+}
+
 export interface Traits {
   spec: ExplorerSpec;
   /** Every grid and curve, float64 little-endian; FamilySpec offsets index it. */
@@ -76,4 +219,8 @@ export interface Traits {
   extend_request: ExtendRequest | Record<string, never>;
   /** What Python is computing; empty when idle. */
   status: string;
+  /** The explanation panels' data for the condition; empty when the tree holds none. */
+  explanation: Explanation | Record<string, never>;
+  /** Set by the view to ask for witnesses at another grid point; empty until then. */
+  explain_request: ExplainRequest | Record<string, never>;
 }

@@ -17,7 +17,8 @@ function fakeModel(): Model & { listeners: () => number } {
   };
   const state: Traits = { spec, curves: new DataView(floats.buffer), domains: {},
     selected_sets: [], condition: "r/d", conditions: ["r/d"],
-    extend_request: { family: "", side: "high", nonce: 0 }, status: "" };
+    extend_request: { family: "", side: "high", nonce: 0 }, status: "", explanation: {},
+    explain_request: {} };
   const handlers = new Map<string, Set<() => void>>();
   return {
     get: (key) => state[key],

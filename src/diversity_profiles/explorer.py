@@ -17,6 +17,7 @@ import numpy as np
 import traitlets
 
 from .compare import bounds_of
+from .explain_view import explanation_payload
 from .families import FAMILIES
 from .layout import conditions_of, curves
 from .verdict import MIN_SHARE
@@ -111,7 +112,11 @@ def standalone_payload(tree, conditions: list[str], condition: str | None = None
     packed = {}
     for path in conditions:
         spec, curves = pack_condition(tree[path].to_dataset())
-        packed[path] = {"spec": spec, "curves": base64.b64encode(curves).decode("ascii")}
+        packed[path] = {
+            "spec": spec,
+            "curves": base64.b64encode(curves).decode("ascii"),
+            "explanation": explanation_payload(tree, path),
+        }
     return {"version": 1, "condition": condition or conditions[0], "conditions": packed}
 
 
@@ -149,6 +154,10 @@ class ProfileExplorer(anywidget.AnyWidget):
     extend_request = traitlets.Dict().tag(sync=True)
     #: What Python is computing right now (shown in the view); empty when idle.
     status = traitlets.Unicode().tag(sync=True)
+    #: What :func:`explain` / :func:`convergence` stored for the condition (the panels).
+    explanation = traitlets.Dict().tag(sync=True)
+    #: The view asks for witnesses at another grid point (a click on a curve).
+    explain_request = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, tree, condition: str | None = None, profiler: Profiler | None = None, **kwargs
@@ -169,7 +178,14 @@ class ProfileExplorer(anywidget.AnyWidget):
         self._tree = tree
         self._profiler = profiler
         spec, curves = pack_condition(tree[condition].to_dataset(), self._can_extend(condition))
-        super().__init__(spec=spec, curves=curves, condition=condition, conditions=paths, **kwargs)
+        super().__init__(
+            spec=spec,
+            curves=curves,
+            condition=condition,
+            conditions=paths,
+            explanation=explanation_payload(tree, condition),
+            **kwargs,
+        )
 
     @traitlets.validate("condition")
     def _check_condition(self, proposal):
@@ -190,6 +206,7 @@ class ProfileExplorer(anywidget.AnyWidget):
         with self.hold_sync():
             self.domains = {}
             self.spec, self.curves = spec, curves
+            self.explanation = explanation_payload(self._tree, change["new"])
 
     @traitlets.validate("domains")
     def _check_domains(self, proposal):
@@ -219,6 +236,27 @@ class ProfileExplorer(anywidget.AnyWidget):
         data[MIME_TYPE] = standalone_payload(self._tree, self.conditions, self.condition)
         data.update(static_fallbacks(self._tree, self.condition))
         return bundle
+
+    @traitlets.observe("explain_request")
+    def _on_explain_request(self, change) -> None:
+        from .explain_view import witnesses_at
+
+        request = change["new"]
+        if not request:
+            return
+        self.status = f"finding {request.get('family')} witnesses…"
+        explanation, why = witnesses_at(
+            self._tree,
+            self.condition,
+            self.explanation,
+            request.get("family", ""),
+            request.get("value"),
+            self._profiler.condition_state
+            if self._profiler is not None and self._can_extend(self.condition)
+            else None,
+        )
+        self.explanation = explanation
+        self.status = why
 
     @traitlets.observe("extend_request")
     def _on_extend_request(self, change) -> None:

@@ -155,3 +155,22 @@ def tidy(tree: xr.DataTree, condition: str | None = None) -> pd.DataFrame:
         "value",
     ]
     return pd.concat(frames, ignore_index=True)[columns]
+
+
+def with_children(node, grown, parameter: str) -> xr.DataTree:
+    """``grown`` (a condition's Dataset on a longer ``parameter`` grid) as a tree node that
+    keeps ``node``'s children (explain's and convergence's nodes), their ``parameter`` axis
+    reindexed to the new grid (NaN at the new points) so they stay aligned with it."""
+    import xarray as xr
+
+    nodes = {"/": grown}
+    for sub in node.subtree:
+        if sub is node:
+            continue
+        own = sub.to_dataset(inherit=False)
+        ds = sub.to_dataset(inherit=True)
+        if parameter in ds.dims:
+            ds = ds.reindex({parameter: grown[parameter].values})
+        inherited = [c for c in ds.coords if c not in own.coords]
+        nodes["/" + sub.relative_to(node)] = ds.drop_vars(inherited)
+    return xr.DataTree.from_dict(nodes)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._validation import check_int, one_of
 from .families import FAMILIES
+from .layout import with_children
 from .profiles import (
     _check_request,
     _check_uncertainty,
@@ -27,6 +28,8 @@ from .representation import Representation
 
 if TYPE_CHECKING:
     import xarray as xr
+
+    from .condition import Condition
 
 FUNC = "Profiler.extend"
 
@@ -113,6 +116,11 @@ class Profiler:
             cond, self._details, fams, domains, n_points, unc, method, accuracy, time_budget
         )
 
+    @property
+    def condition_state(self) -> Condition:
+        """The prepared condition (sets, matrices) this profiler holds."""
+        return self._cond
+
     def holds(self, tree: xr.DataTree, condition: str | None = None) -> bool:
         """Whether ``tree``'s condition node was profiled from this profiler's sets."""
         path = condition or self.condition
@@ -188,5 +196,6 @@ class Profiler:
             "domain": ds[fam.parameter].attrs.get("domain", "") + f"; extended {side}"
         }
         out = tree.copy(deep=False)
-        out[self.condition] = xr.DataTree(grown)
+        # dp.explain's and convergence's nodes stay, their grids reindexed like the profile's.
+        out[self.condition] = with_children(tree[self.condition], grown, str(fam.parameter))
         return out

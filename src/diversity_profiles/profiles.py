@@ -325,6 +325,9 @@ def profiles(
     accuracy: float | None = None,
     time_budget: float | None = None,
     device: str | None = None,
+    samples: Mapping[str, object] | None = None,
+    sample_kind: str = "auto",
+    categories: Mapping[str, object] | None = None,
 ) -> xr.DataTree:
     """Diversity profiles of several sample sets under one condition.
 
@@ -418,6 +421,17 @@ def profiles(
         means the large-n methods at any n. Accuracy safeguards and the precision of
         each kernel: :mod:`.torch_engine`. Needs ``pip install
         "diversity-profiles[torch]"``.
+    samples : dict, optional
+        Per set, what to show for each sample in the explorer and the report (image
+        arrays, texts, SMILES with ``sample_kind="smiles"``, or any labels). With it, or
+        with ``categories``, the result is ``explain(tree, sets, samples=...,
+        categories=...)``: the witnesses, distance histogram and per-category measures
+        are stored beside the profiles (see :func:`explain`; this computes the sets'
+        matrices once more).
+    sample_kind : {"auto", "text", "image", "smiles", "label"}
+        How to show ``samples`` (as in :func:`explain`).
+    categories : dict, optional
+        Per set, one category label per sample (as in :func:`explain`).
 
     Returns
     -------
@@ -446,8 +460,22 @@ def profiles(
         seed,
         device,
     )
+    for name, given in (("samples", samples), ("categories", categories)):
+        _check_display(given, name, cond.sets)  # before any work: refused early
     unc = _check_uncertainty(cond.sets, n_boot, ci, common_n, n_subsamples, seed, max_seconds)
-    return _profile(cond, details, fams, domains, n_points, unc, method, accuracy, time_budget)
+    tree = _profile(cond, details, fams, domains, n_points, unc, method, accuracy, time_budget)
+    if samples is None and categories is None:
+        return tree
+    from .explain import explain
+
+    return explain(
+        tree,
+        sets,
+        samples=samples,
+        sample_kind=sample_kind,
+        categories=categories,
+        similarities=similarities,
+    )
 
 
 def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int]:
@@ -545,6 +573,31 @@ def _profile(
 
         ds.attrs.update(provenance(on_device))
     return xr.DataTree.from_dict({f"{cond.representation}/{cond.distance}": ds})
+
+
+def _check_display(given, name: str, prepared) -> None:
+    """``samples`` / ``categories`` of profiles: per known set, one item per sample."""
+    if given is None:
+        return
+    if not isinstance(given, Mapping):
+        raise TypeError(
+            f"The {name!r} argument of {FUNC} must be a dict mapping set labels to one item "
+            f"per sample. Got {type(given).__name__}."
+        )
+    sizes = {item.label: item.n for item in prepared}
+    unknown = sorted((str(k) for k in given if k not in sizes), key=str)
+    if unknown:
+        raise ValueError(
+            f"The {name!r} argument of {FUNC} names sets that are not profiled: {unknown}. "
+            f"The sets are {list(sizes)}."
+        )
+    for label, values in given.items():
+        n = len(values) if hasattr(values, "__len__") else None
+        if n != sizes[label]:
+            raise ValueError(
+                f"{name}[{label!r}] passed to {FUNC} needs one item per sample of the set "
+                f"({sizes[label]}). Got {n if n is not None else type(values).__name__}."
+            )
 
 
 def merge(trees: Sequence) -> object:

@@ -1,0 +1,659 @@
+// "Why does it say that?": the panels drawn from what dp.explain and dp.convergence stored
+// (the ``explanation`` trait; diversity_profiles.explain_view writes it). Clicking a point
+// of a profile (panel.ts sends a "dp-point" event) or a dominance-matrix cell opens the
+// witnesses of that family for the highlighted sets; a distance panel shows the pooled
+// histogram with each family's domain on the distance axis and where the sliders sit; a
+// category panel lists categories by diversity; a convergence view plots value against n.
+//
+// Every number is read from the payload: the only arithmetic here is drawing (1/t puts a
+// magnitude domain on the distance axis, as the payload's mapping says; ± sd bars).
+// Sample texts, labels and category names are untrusted: they are written with
+// textContent only, and images are shown only as <img src="data:...">.
+import embed, { type VisualizationSpec } from "vega-embed";
+import type { View } from "vega";
+import { readFamily, type Model } from "./model";
+import type {
+  Explanation, ExplainSample, ExplorerSpec, SetCategories, SetWitnesses,
+} from "./traits";
+
+const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
+  "#CC79A7", "#000000"];
+const SYMBOL: Record<string, string> = { q: "q", t: "t", tau: "τ", s: "s" };
+const WITNESS_FAMILIES: Record<string, string> = {
+  vendi: "Vendi modes", magnitude: "Magnitude weights", circles: "Circles packing",
+  richness: "Nearest samples (richness)",
+};
+const TABS = [["witnesses", "Witnesses"], ["distances", "Distances"],
+  ["categories", "Categories"], ["convergence", "Convergence"]] as const;
+type Tab = typeof TABS[number][0];
+
+export const EXPLAIN_STYLE = `
+.dp-explain { border: 1px solid #ddd; border-radius: 6px; padding: 8px; margin-top: 10px; }
+.dp-explain [role=tablist] button { border: 1px solid #bbb; background: #fff; border-radius: 4px 4px 0 0; margin-right: 2px; }
+.dp-explain [role=tablist] button[aria-selected="true"] { background: #eee; font-weight: bold; }
+.dp-explain .dp-note { color: #555; margin: 4px 0; }
+.dp-explain .dp-controls { margin: 4px 0; display: flex; gap: 6px; }
+.dp-explain .dp-chart { display: block; }
+.dp-explain .dp-witness { margin: 6px 0 10px; }
+.dp-explain .dp-witness h5 { margin: 4px 0; font-size: 13px; }
+.dp-explain ol.dp-samples { display: flex; flex-wrap: wrap; gap: 6px; list-style: none; padding: 0; margin: 2px 0; }
+.dp-explain ol.dp-samples li { border: 1px solid #e3e3e3; border-radius: 4px; padding: 3px 5px; max-width: 260px; }
+.dp-explain ol.dp-samples img { display: block; image-rendering: pixelated; max-height: 96px; }
+.dp-explain ol.dp-samples .dp-text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.dp-explain ol.dp-samples .dp-value { color: #0072B2; font-variant-numeric: tabular-nums; }
+.dp-explain table { border-collapse: collapse; }
+.dp-explain table td, .dp-explain table th { padding: 1px 8px; text-align: right; }
+.dp-explain table td:first-child, .dp-explain table th:first-child { text-align: left; }
+`;
+
+const fmt = (x: number | null | undefined, digits = 3) =>
+  x === null || x === undefined || !Number.isFinite(x) ? "—" : Number(x.toPrecision(digits)).toString();
+const pct = (x: number | null) => (x === null ? "—" : `${Number((x * 100).toPrecision(3))}%`);
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: string) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (cls) node.className = cls;
+  return node;
+}
+
+/** The x of a click in data units of a Vega-Lite view's x scale (null off the scale).
+ *  The SVG's root group is the plot's coordinate system: its screen matrix maps back. */
+export function dataX(view: View, event: Event): number | null {
+  const scale = view.scale("x") as ((x: number) => number) & { invert?: (px: number) => number };
+  const root = view.container()?.querySelector("svg > g") as SVGGraphicsElement | null;
+  const ctm = root?.getScreenCTM();
+  if (!scale?.invert || !ctm || !(event instanceof MouseEvent)) return null;
+  const x = scale.invert((event.clientX - ctm.e) / ctm.a);
+  return Number.isFinite(x) ? x : null;
+}
+
+/** What a "dp-point" event carries (panel.ts dispatches it on a chart click). */
+export interface PointDetail { family: string; set: string | null; x: number | null }
+
+export interface ExplainPanels {
+  el: HTMLElement;
+  /** Open the witnesses of ``family`` at parameter ``x`` for ``sets`` (all if empty). */
+  show(family: string, x: number | null, sets: string[]): void;
+  destroy(): void;
+}
+
+function sampleItem(s: ExplainSample | undefined, i: number, value: string, title: string) {
+  const li = el("li");
+  li.dataset.index = String(i);
+  if (s?.image) {
+    const img = el("img");
+    img.src = s.image; // a data: URL (checked in Python); an <img> runs no script
+    img.alt = s.text ? s.text : `sample ${i}`;
+    img.width = 48;
+    li.append(img);
+  }
+  const text = s?.text ? s.text : "";
+  li.append(el("span", `#${i}${text ? " " : ""}`, "dp-index"));
+  if (text) li.append(el("span", text + (s?.truncated ? "" : ""), "dp-text"));
+  if (value) {
+    li.append(document.createElement("br"));
+    li.append(el("span", value, "dp-value"));
+  }
+  const extra = [title];
+  if (s?.category !== null && s?.category !== undefined) extra.push(`category ${s.category}`);
+  if (s?.group !== null && s?.group !== undefined) extra.push(`near-duplicate group ${s.group}`);
+  li.title = extra.filter(Boolean).join("; ");
+  return li;
+}
+
+/** Where the click fell against the stored witness: on its grid point, or elsewhere
+ *  (then the call that stores one at the clicked grid point). */
+function clickedText(symbol: string, arg: string, stored: number, x: number | null): string {
+  if (x === null) return "";
+  if (Math.abs(x - stored) <= 1e-9 * Math.max(Math.abs(stored), 1e-300)) {
+    return ` You clicked the grid point ${symbol} = ${fmt(stored)}: this is its witness.`;
+  }
+  return ` You clicked the grid point ${symbol} = ${fmt(x)}; for a witness there run ` +
+    `dp.explain(tree, sets, ${arg}=${Number(x.toPrecision(6))}).`;
+}
+
+function witnessBlock(w: SetWitnesses, family: string, x: number | null, k: number): HTMLElement {
+  const box = el("div", undefined, "dp-witness");
+  box.dataset.set = w.set;
+  box.dataset.family = family;
+  const head = el("h5", w.set);
+  head.style.borderLeft = `4px solid ${PALETTE[k % PALETTE.length]}`;
+  head.style.paddingLeft = "4px";
+  box.append(head);
+  const byIndex = new Map(w.samples.map((s) => [s.i, s]));
+  const list = (rows: { i: number; value: string; title?: string }[], label: string) => {
+    const ol = el("ol", undefined, "dp-samples");
+    ol.setAttribute("aria-label", `${label} of ${w.set}`);
+    ol.dataset.role = label;
+    rows.forEach((r) => ol.append(sampleItem(byIndex.get(r.i), r.i, r.value, r.title ?? "")));
+    box.append(ol);
+  };
+  const note = (text: string) => box.append(el("p", text, "dp-note"));
+  if (family === "magnitude" && w.magnitude) {
+    const m = w.magnitude;
+    note(`Weighting w = Z_t⁻¹1 at t = ${fmt(m.t)} (exact solve): Σw = ${fmt(m.total, 4)}` +
+      (m.stored === null ? "" : ` = the profile's magnitude ${fmt(m.stored, 4)}`) +
+      `. Largest weights carry the effective size; ${m.n_negative} of ${w.n} are negative.` +
+      clickedText("t", "t", m.t, x));
+    list(m.top.map((r) => ({ i: r.i, value: `w = ${fmt(r.weight)}` })), "largest weights");
+    if (m.negative.length) {
+      note("Most negative weights (samples shadowed by others):");
+      list(m.negative.map((r) => ({ i: r.i, value: `w = ${fmt(r.weight)}` })), "negative weights");
+    }
+  } else if (family === "circles" && w.circles) {
+    const c = w.circles;
+    const how = c.method === "exact" ? "exact: a proved maximum packing"
+      : "greedy: a valid packing, the profile's lower bound";
+    const bounds = c.stored_lower === null ? "" : c.stored_lower === c.stored_upper
+      ? ` (the profile's value ${c.stored_lower})` : ` (the profile's bounds ${c.stored_lower}–${c.stored_upper})`;
+    note(`${c.size} samples pairwise farther apart than τ = ${fmt(c.tau)} (${how})${bounds}.` +
+      (c.members.length < c.size ? ` The first ${c.members.length} are listed.` : "") +
+      clickedText("τ", "tau", c.tau, x));
+    list(c.members.map((i) => ({ i, value: "" })), "packing");
+  } else if (family === "vendi" && w.vendi) {
+    const v = w.vendi;
+    note(`Leading modes of K/n (exact eigendecomposition; the same at every q). Shannon ` +
+      `entropy of the spectrum H = ${fmt(v.entropy, 4)} = log Vendi(q = 1).`);
+    v.modes.forEach((mode, m) => {
+      note(`Mode ${m + 1}: ${pct(mode.share)} of the spectrum — samples with the largest loadings:`);
+      list(mode.samples.map((r) => ({ i: r.i, value: `loading ${fmt(r.loading)}` })), `mode ${m + 1}`);
+    });
+    note("Largest shares of the entropy (c_i = Σ_k λ_k(−log λ_k)u_ik²; they sum to H):");
+    list(v.top_contribution.map((r) => ({ i: r.i, value: `c = ${fmt(r.contribution)}` })),
+      "entropy contributions");
+  } else {
+    note(`${w.groups ?? "?"} near-duplicate groups (richness's classes) among ${w.n} samples. ` +
+      "The samples closest to another one, with that neighbour:");
+    list(w.nearest.flatMap((r) => [{ i: r.i, value: `→ #${r.j} at ${fmt(r.distance)}` }]),
+      "nearest samples");
+  }
+  return box;
+}
+
+function barsSpec(ex: Explanation, spec: ExplorerSpec, domains: object[]): VisualizationSpec {
+  const d = ex.distances!;
+  const bars = d.bin_lower.map((lo, b) => ({ lo, hi: d.bin_upper[b], count: d.pooled_count[b] }));
+  const perSet = d.count.flatMap((row, k) => row.map((count, b) => ({
+    set: spec.sets[k], x: ((d.bin_lower[b] ?? 0) + (d.bin_upper[b] ?? 0)) / 2, count,
+  })));
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: "Pairwise distances", subtitle: "pooled (bars), per set (lines); domains shaded" },
+    width: 360, height: 150,
+    datasets: { bars, perSet, domains },
+    layer: [
+      { data: { name: "domains" }, mark: { type: "rect", opacity: 0.12 },
+        encoding: { x: { field: "lo", type: "quantitative" }, x2: { field: "hi" },
+          color: { field: "family", type: "nominal", legend: { orient: "bottom", title: "domain" } },
+          tooltip: [{ field: "family" }, { field: "what" }, { field: "lo", title: "from" },
+            { field: "hi", title: "to" }] } },
+      { data: { name: "bars" }, mark: { type: "rect", color: "#999" },
+        encoding: { x: { field: "lo", type: "quantitative", title: `distance (${spec.distance})` },
+          x2: { field: "hi" }, y: { field: "count", type: "quantitative", title: "pairs" },
+          tooltip: [{ field: "lo", title: "from" }, { field: "hi", title: "to" }, { field: "count" }] } },
+      { data: { name: "perSet" }, mark: { type: "line", interpolate: "step" },
+        encoding: { x: { field: "x", type: "quantitative" }, y: { field: "count", type: "quantitative" },
+          stroke: { field: "set", type: "nominal", scale: { domain: spec.sets, range: PALETTE },
+            legend: { orient: "bottom", title: "set" } } } },
+    ],
+  } as VisualizationSpec;
+}
+
+function convergenceSpec(rows: object[], sets: string[], title: string): VisualizationSpec {
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: title, subtitle: "mean ± sd over repeats, nested subsamples" },
+    width: 320, height: 150,
+    data: { values: rows },
+    encoding: {
+      x: { field: "n", type: "quantitative", scale: { type: "log" }, title: "samples n" },
+      color: { field: "set", type: "nominal", scale: { domain: sets, range: PALETTE },
+        legend: { orient: "bottom" } },
+    },
+    layer: [
+      { mark: { type: "line", point: true },
+        encoding: { y: { field: "mean", type: "quantitative", scale: { zero: false }, title },
+          tooltip: [{ field: "set" }, { field: "n" }, { field: "mean" }, { field: "sd" }] } },
+      { mark: { type: "rule" }, encoding: { y: { field: "lo", type: "quantitative" }, y2: { field: "hi" } } },
+    ],
+  } as VisualizationSpec;
+}
+
+/** The panels, under ``root``: listens there for chart clicks and matrix-cell clicks. */
+export function createExplainPanels(model: Model, root: HTMLElement): ExplainPanels {
+  // A region, not a <section>: the family panels are the explorer's sections.
+  const box = el("div", undefined, "dp-explain");
+  box.setAttribute("role", "region");
+  box.setAttribute("aria-label", "why does it say that");
+  const title = el("h4", "Why does it say that?");
+  const tabs = el("div");
+  tabs.setAttribute("role", "tablist");
+  const bodies = new Map<Tab, HTMLElement>();
+  const buttons = new Map<Tab, HTMLButtonElement>();
+  const cleanups: (() => void)[] = [];
+  const listen = (target: EventTarget, type: string, f: EventListener) => {
+    target.addEventListener(type, f);
+    cleanups.push(() => target.removeEventListener(type, f));
+  };
+  for (const [key, label] of TABS) {
+    const button = el("button", label);
+    button.type = "button";
+    button.id = `dp-tab-${key}-${Math.random().toString(36).slice(2, 8)}`;
+    button.setAttribute("role", "tab");
+    button.dataset.tab = key;
+    const body = el("div");
+    body.setAttribute("role", "tabpanel");
+    body.dataset.tab = key;
+    body.setAttribute("aria-labelledby", button.id);
+    listen(button, "click", () => select(key));
+    tabs.append(button);
+    buttons.set(key, button);
+    bodies.set(key, body);
+  }
+  box.append(title, tabs, ...bodies.values());
+
+  const views = new Map<Tab, View[]>();
+  let distView: View | null = null;
+  const release = (tab: Tab) => {
+    (views.get(tab) ?? []).forEach((v) => v.finalize());
+    views.set(tab, []);
+    if (tab === "distances") distView = null;
+  };
+  let current: { family: string; x: number | null; sets: string[] } = { family: "", x: null, sets: [] };
+  let convChoice = { family: "", index: -1 };
+  let destroyed = false;
+
+  const explanation = (): Explanation | null => {
+    const ex = model.get("explanation");
+    return ex && "version" in ex ? ex as Explanation : null;
+  };
+
+  function select(tab: Tab) {
+    for (const [key, button] of buttons) {
+      button.setAttribute("aria-selected", String(key === tab));
+      button.tabIndex = key === tab ? 0 : -1;
+      bodies.get(key)!.hidden = key !== tab;
+    }
+  }
+
+  function draw(tab: Tab, spec: VisualizationSpec, target: HTMLElement = bodies.get(tab)!) {
+    // Views whose chart was replaced are released here (their element is gone).
+    views.set(tab, (views.get(tab) ?? []).filter((v) => {
+      if (v.container()?.isConnected) return true;
+      v.finalize();
+      return false;
+    }));
+    const chart = el("div", undefined, "dp-chart");
+    target.append(chart);
+    embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 }).then((result) => {
+      if (destroyed || !chart.isConnected) {
+        result.view.finalize(); // redrawn or cleaned up while Vega compiled
+        return;
+      }
+      views.set(tab, [...(views.get(tab) ?? []), result.view]);
+      if (tab === "distances") distView = result.view;
+    });
+  }
+
+  function drawWitnesses(ex: Explanation) {
+    const body = bodies.get("witnesses")!;
+    body.replaceChildren();
+    const available = Object.keys(WITNESS_FAMILIES).filter((f) => f === "richness"
+      || ex.sets.some((w) => w[f as "vendi" | "magnitude" | "circles"] !== null));
+    if (!ex.sets.length) {
+      body.append(el("p", "No witnesses stored: run dp.explain(tree, sets) to store them.", "dp-note"));
+      return;
+    }
+    const family = available.includes(current.family) ? current.family
+      : WITNESS_FAMILIES[current.family] === undefined && current.family ? "richness" : available[0];
+    const chooser = el("select");
+    chooser.setAttribute("aria-label", "witnesses of family");
+    available.forEach((f) => {
+      const option = el("option", WITNESS_FAMILIES[f]);
+      option.value = f;
+      option.selected = f === family;
+      chooser.append(option);
+    });
+    chooser.addEventListener("change", () => {
+      current = { ...current, family: chooser.value, x: null };
+      drawWitnesses(ex);
+    });
+    const controls = el("div", undefined, "dp-controls");
+    controls.append(chooser);
+    body.append(controls);
+    // The parameter from the keyboard too: the same as clicking that grid point.
+    const grid = family === "magnitude" || family === "circles" ? gridOf(family) : null;
+    const stored = family === "magnitude" ? ex.sets[0]?.magnitude?.t
+      : family === "circles" ? ex.sets[0]?.circles?.tau : undefined;
+    if (grid && stored !== undefined) {
+      const symbol = family === "magnitude" ? "t" : "τ";
+      const shown = current.family === family && current.x !== null ? current.x : stored;
+      const at = el("select");
+      at.setAttribute("aria-label", `${symbol} of the ${family} witnesses`);
+      grid.forEach((g) => {
+        if (!Number.isFinite(g)) return;
+        const option = el("option", `${symbol} = ${fmt(g)}${g === stored ? " (stored)" : ""}`);
+        option.value = String(g);
+        option.selected = g === shown;
+        at.append(option);
+      });
+      at.addEventListener("change", () => {
+        current = { ...current, family, x: Number(at.value) };
+        drawWitnesses(ex);
+        askPython();
+      });
+      controls.append(at);
+    }
+    if (current.family && current.family !== family) {
+      body.append(el("p", `No witness is stored for ${current.family}; showing ${WITNESS_FAMILIES[family]}.`,
+        "dp-note"));
+    }
+    const wanted = current.sets.length ? ex.sets.filter((w) => current.sets.includes(w.set)) : ex.sets;
+    (wanted.length ? wanted : ex.sets).forEach((w) => {
+      body.append(witnessBlock(w, family, current.family === family ? current.x : null, w.index));
+    });
+  }
+
+  function domainRows(ex: Explanation): object[] {
+    const d = ex.distances!;
+    const chosen = model.get("domains") ?? {};
+    const rows: object[] = [];
+    for (const dom of d.domains) {
+      const slider = chosen[dom.family];
+      let lo = dom.lower;
+      let hi = dom.upper;
+      let what = `full grid (${dom.mapping})`;
+      if (slider && dom.mapping === "tau directly") [lo, hi, what] = [slider[0], slider[1], "slider (τ)"];
+      else if (slider && dom.mapping === "1/t") {
+        [lo, hi, what] = [1 / slider[1], 1 / slider[0], "slider (1/t)"];
+      }
+      if (lo === null || hi === null) continue;
+      const span = hi > lo ? [lo, hi] : [lo * 0.995, hi * 1.005]; // a bandwidth: a thin band
+      rows.push({ family: dom.family, lo: span[0], hi: span[1], what });
+    }
+    return rows;
+  }
+
+  function drawDistances(ex: Explanation) {
+    const body = bodies.get("distances")!;
+    release("distances");
+    body.replaceChildren();
+    const d = ex.distances;
+    if (!d) {
+      body.append(el("p", "No distance histogram stored: run dp.explain(tree, sets).", "dp-note"));
+      return;
+    }
+    const spec = model.get("spec");
+    draw("distances", barsSpec(ex, spec, domainRows(ex)));
+    const table = el("table");
+    table.setAttribute("aria-label", "distance concentration");
+    const head = table.insertRow();
+    ["", "relative contrast (max−min)/min", "coefficient of variation", "min > 0", "mean", "max"]
+      .forEach((h) => head.append(el("th", h)));
+    const row = (name: string, c: typeof d.pooled) => {
+      const tr = table.insertRow();
+      tr.append(el("td", name));
+      [c.relative_contrast, c.coefficient_of_variation, c.min_positive_distance, c.mean_distance,
+        c.max_distance].forEach((v) => tr.append(el("td", fmt(v))));
+    };
+    row("pooled", d.pooled);
+    d.per_set.forEach((c, k) => row(spec.sets[k] ?? `set ${k}`, c));
+    body.append(table);
+    body.append(el("p", "Exact, over every pair of samples. Near-zero contrast means the distances " +
+      "concentrate: a scale parameter then separates all samples or none. Domains: " +
+      d.domains.map((x) => `${x.family} (${x.mapping})`).join(", ") + ".", "dp-note"));
+  }
+
+  function categoryTable(c: SetCategories): HTMLElement {
+    const wrap = el("div", undefined, "dp-witness");
+    wrap.dataset.set = c.set;
+    wrap.append(el("h5", c.set));
+    const order = el("select");
+    order.setAttribute("aria-label", `order q of the partition of ${c.set}`);
+    c.orders.forEach((q, k) => {
+      const option = el("option", `q = ${q}`);
+      option.value = String(k);
+      option.selected = q === "1";
+      order.append(option);
+    });
+    const table = el("table");
+    table.setAttribute("aria-label", `categories of ${c.set}`);
+    const fill = () => {
+      const k = Number(order.value);
+      table.replaceChildren();
+      const scalars = Object.keys(c.scalar);
+      const head = table.insertRow();
+      ["category", "n", "ᾱ (within)", "β̄ (distinct)", "γ (contribution)", ...scalars]
+        .forEach((h) => head.append(el("th", h)));
+      const alpha = c.partition.alpha?.[k] ?? [];
+      const rows = c.categories.map((name, j) => ({ name, j, a: alpha[j] ?? null }));
+      rows.sort((x, y) => (y.a ?? -Infinity) - (x.a ?? -Infinity)); // by diversity
+      for (const r of rows) {
+        const tr = table.insertRow();
+        tr.dataset.category = r.name;
+        tr.append(el("td", r.name), el("td", String(c.size[r.j])), el("td", fmt(r.a)),
+          el("td", fmt(c.partition.beta?.[k]?.[r.j])), el("td", fmt(c.partition.gamma?.[k]?.[r.j])));
+        scalars.forEach((f) => tr.append(el("td", fmt(c.scalar[f][r.j]))));
+      }
+      const foot = table.insertRow();
+      foot.append(el("td", "whole set"), el("td", String(c.size.reduce((a, b) => a + b, 0))),
+        el("td", fmt(c.meta.alpha[k])), el("td", fmt(c.meta.beta[k])), el("td", fmt(c.meta.gamma[k])));
+    };
+    order.addEventListener("change", fill);
+    fill();
+    wrap.append(order, table, el("p", `Reeve et al. (2016) partition, similarity: ${c.similarity}. ` +
+      "Whole-set row: Ā, B̄, G (G is the Leinster–Cobbold diversity of the set).", "dp-note"));
+    if (c.swept.length) {
+      // Each category's profile of one family, on demand (the values explain computed).
+      const curves = el("select");
+      curves.setAttribute("aria-label", `curves per category of ${c.set}`);
+      curves.append(el("option", "curves per category…"));
+      c.swept.forEach((f, k) => {
+        const option = el("option", f.family);
+        option.value = String(k);
+        curves.append(option);
+      });
+      const holder = el("div");
+      curves.addEventListener("change", () => {
+        holder.replaceChildren();
+        const f = c.swept[Number(curves.value)];
+        if (!f) return;
+        const log = model.get("spec").families.find((x) => x.name === f.family)?.axis === "log";
+        const rows = c.categories.flatMap((category, j) => f.grid.map((x, i) => ({
+          category, x, value: f.values[j]?.[i] ?? null,
+        }))).filter((r) => r.x !== null && r.value !== null && (!log || r.x > 0));
+        draw("categories", {
+          $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+          title: { text: `${f.family} per category`, subtitle: c.set },
+          width: 320, height: 150, data: { values: rows },
+          mark: { type: "line", interpolate: f.family === "circles" ? "step-after" : "linear" },
+          encoding: {
+            x: { field: "x", type: "quantitative", title: SYMBOL[f.parameter] ?? f.parameter,
+              scale: log ? { type: "log" } : { zero: false } },
+            y: { field: "value", type: "quantitative", title: f.family },
+            color: { field: "category", type: "nominal", legend: { orient: "bottom" } },
+            tooltip: [{ field: "category" }, { field: "x" }, { field: "value" }],
+          },
+        } as VisualizationSpec, holder);
+      });
+      wrap.append(curves, holder);
+    }
+    return wrap;
+  }
+
+  function drawCategories(ex: Explanation) {
+    const body = bodies.get("categories")!;
+    body.replaceChildren();
+    if (!ex.categories.length) {
+      body.append(el("p", "No categories stored: pass categories= to dp.explain.", "dp-note"));
+      return;
+    }
+    ex.categories.forEach((c) => body.append(categoryTable(c)));
+  }
+
+  function drawConvergence(ex: Explanation) {
+    const body = bodies.get("convergence")!;
+    release("convergence");
+    body.replaceChildren();
+    const conv = ex.convergence;
+    if (!conv || !conv.families.length) {
+      body.append(el("p", "No convergence stored: tree[C + '/convergence'] = " +
+        "xr.DataTree(dp.convergence(sets, sizes=[...], like=tree)).", "dp-note"));
+      return;
+    }
+    const fam = conv.families.find((f) => f.family === convChoice.family)
+      ?? conv.families.find((f) => f.family === current.family) ?? conv.families[0];
+    const famSelect = el("select");
+    famSelect.setAttribute("aria-label", "convergence of family");
+    conv.families.forEach((f) => {
+      const option = el("option", f.family);
+      option.selected = f === fam;
+      famSelect.append(option);
+    });
+    famSelect.addEventListener("change", () => {
+      convChoice = { family: famSelect.value, index: -1 };
+      drawConvergence(ex);
+    });
+    const controls = el("div", undefined, "dp-controls");
+    controls.append(famSelect);
+    body.append(controls);
+    let index = 0;
+    if (fam.parameter !== null) {
+      // The grid point nearest the clicked parameter (a lookup: values are the core's).
+      const target = convChoice.family === fam.family && convChoice.index >= 0 ? null
+        : current.family === fam.family ? current.x : null;
+      index = convChoice.family === fam.family && convChoice.index >= 0 ? convChoice.index
+        : Math.floor(fam.grid.length / 2);
+      if (target !== null) {
+        let best = Infinity;
+        fam.grid.forEach((g, k) => {
+          const gap = g === null ? Infinity : Math.abs(Math.log(Math.max(g, 1e-300)) - Math.log(Math.max(target, 1e-300)));
+          if (gap < best) [best, index] = [gap, k];
+        });
+      }
+      const at = el("select");
+      at.setAttribute("aria-label", `${fam.parameter} of the convergence view`);
+      fam.grid.forEach((g, k) => {
+        const option = el("option", `${SYMBOL[fam.parameter!] ?? fam.parameter} = ${g === null ? "∞" : fmt(g)}`);
+        option.value = String(k);
+        option.selected = k === index;
+        at.append(option);
+      });
+      at.addEventListener("change", () => {
+        convChoice = { family: fam.family, index: Number(at.value) };
+        drawConvergence(ex);
+      });
+      controls.append(at);
+    }
+    const rows: object[] = [];
+    conv.sets.forEach((set, k) => conv.sizes.forEach((n, j) => {
+      const mean = fam.mean[k]?.[j]?.[index];
+      const sd = fam.sd[k]?.[j]?.[index] ?? 0;
+      if (mean === null || mean === undefined) return;
+      rows.push({ set, n, mean, sd, lo: mean - (sd ?? 0), hi: mean + (sd ?? 0) });
+    }));
+    const label = fam.parameter === null ? fam.family
+      : `${fam.family} at ${SYMBOL[fam.parameter] ?? fam.parameter} = ${fmt(fam.grid[index])}`;
+    draw("convergence", convergenceSpec(rows, conv.sets, label));
+    body.append(el("p", `${conv.repeats} repeats per size (${conv.subsampling}); ${fam.estimate}.`, "dp-note"));
+  }
+
+  function redraw() {
+    const ex = explanation();
+    box.hidden = ex === null;
+    if (!ex) return;
+    drawWitnesses(ex);
+    drawDistances(ex);
+    drawCategories(ex);
+    drawConvergence(ex);
+  }
+
+  const selectedSets = () => model.get("selected_sets") ?? [];
+  /** With a kernel, ask Python for the witnesses at the clicked grid point (it answers
+   *  with a new ``explanation``, or says in ``status`` why it cannot). */
+  const askPython = () => {
+    const ex = explanation();
+    const family = current.family;
+    if (model.live === false || !ex || current.x === null) return;
+    if (family !== "magnitude" && family !== "circles") return;
+    const stored = ex.sets[0]?.[family];
+    const at = stored ? ("t" in stored ? stored.t : stored.tau) : null;
+    if (at === null || at === current.x) return;
+    model.set("explain_request", { family, value: current.x, nonce: Date.now() });
+    model.save_changes();
+  };
+  const gridOf = (family: string): Float64Array | null => {
+    const spec = model.get("spec");
+    const fam = spec.families.find((f) => f.name === family);
+    return !fam || fam.parameter === null ? null
+      : readFamily(model.get("curves"), fam, spec.sets.length).grid;
+  };
+  /** The family's grid point nearest a click (log distance on log axes): a lookup. */
+  const nearestGridPoint = (family: string, x: number | null): number | null => {
+    const fam = model.get("spec").families.find((f) => f.name === family);
+    const grid = gridOf(family);
+    if (x === null || !fam || !grid) return x;
+    const gap = (g: number) => (fam.axis === "log"
+      ? (g > 0 && x > 0 ? Math.abs(Math.log(g / x)) : Infinity) : Math.abs(g - x));
+    let best = x;
+    let bestGap = Infinity;
+    grid.forEach((g) => {
+      if (Number.isFinite(g) && gap(g) < bestGap) [best, bestGap] = [g, gap(g)];
+    });
+    return best;
+  };
+  const onPoint = (event: Event) => {
+    const detail = (event as CustomEvent<PointDetail>).detail;
+    if (!explanation()) return;
+    current = { family: detail.family, x: nearestGridPoint(detail.family, detail.x),
+      sets: selectedSets() };
+    convChoice = { family: "", index: -1 };
+    redraw();
+    select("witnesses");
+    askPython();
+  };
+  // A dominance-matrix cell: the witnesses of that family for its row and column sets.
+  const onCell = (event: Event) => {
+    const cell = (event.target as Element | null)?.closest?.("td[data-verdict]");
+    const section = cell?.closest("section[data-family]") as HTMLElement | null;
+    if (!cell || !section || !explanation()) return;
+    const sets = model.get("spec").sets;
+    const row = (cell.parentElement as HTMLTableRowElement).rowIndex - 1;
+    const col = (cell as HTMLTableCellElement).cellIndex - 1;
+    current = { family: section.dataset.family ?? "", x: null,
+      sets: [sets[row], sets[col]].filter((s) => s !== undefined) };
+    redraw();
+    select("witnesses");
+  };
+  listen(root, "dp-point", onPoint);
+  listen(root, "click", onCell);
+  const onDomains = () => {
+    const ex = explanation();
+    if (!ex?.distances) return;
+    if (distView) distView.data("domains", domainRows(ex)).runAsync();
+    else drawDistances(ex);
+  };
+  const onExplanation = () => redraw(); // the witnesses asked for, or another condition
+  model.on("change:domains", onDomains);
+  model.on("change:explanation", onExplanation);
+  cleanups.push(() => model.off("change:domains", onDomains),
+    () => model.off("change:explanation", onExplanation));
+  select("witnesses");
+  redraw();
+
+  return {
+    el: box,
+    show(family: string, x: number | null, sets: string[]) {
+      current = { family, x, sets };
+      redraw();
+      select("witnesses");
+    },
+    destroy() {
+      destroyed = true;
+      cleanups.forEach((f) => f());
+      TABS.forEach(([tab]) => release(tab));
+      box.remove();
+    },
+  };
+}
