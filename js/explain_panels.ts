@@ -6,23 +6,20 @@
 // category panel lists categories by diversity; a convergence view plots value against n.
 //
 // Every number is read from the payload: the only arithmetic here is drawing (1/t puts a
-// magnitude domain on the distance axis, as the payload's mapping says; ± sd bars).
+// reciprocal slider's domain on the distance axis, as the payload's mapping says; ± sd bars).
+// Family facts (titles, symbols, parameter names, which panel shows a family's witnesses)
+// come from Python: ``witness_kinds`` in the payload, ``spec.families`` for the rest.
 // Sample texts, labels and category names are untrusted: they are written with
 // textContent only, and images are shown only as <img src="data:...">.
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { View } from "vega";
 import { readFamily, type Model } from "./model";
 import type {
-  Explanation, ExplainSample, ExplorerSpec, SetCategories, SetWitnesses,
+  Explanation, ExplainSample, ExplorerSpec, SetCategories, SetWitnesses, WitnessKind,
 } from "./traits";
 
 const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
   "#CC79A7", "#000000"];
-const SYMBOL: Record<string, string> = { q: "q", t: "t", tau: "τ", s: "s" };
-const WITNESS_FAMILIES: Record<string, string> = {
-  vendi: "Vendi modes", magnitude: "Magnitude weights", circles: "Circles packing",
-  richness: "Nearest samples (richness)",
-};
 const TABS = [["witnesses", "Witnesses"], ["distances", "Distances"],
   ["categories", "Categories"], ["convergence", "Convergence"]] as const;
 type Tab = typeof TABS[number][0];
@@ -113,7 +110,8 @@ function clickedText(symbol: string, arg: string, stored: number, x: number | nu
     `dp.explain(tree, sets, ${arg}=${Number(x.toPrecision(6))}).`;
 }
 
-function witnessBlock(w: SetWitnesses, family: string, x: number | null, k: number): HTMLElement {
+function witnessBlock(w: SetWitnesses, family: string, info: WitnessKind | undefined,
+  nearestFamily: string, x: number | null, k: number): HTMLElement {
   const box = el("div", undefined, "dp-witness");
   box.dataset.set = w.set;
   box.dataset.family = family;
@@ -130,29 +128,32 @@ function witnessBlock(w: SetWitnesses, family: string, x: number | null, k: numb
     box.append(ol);
   };
   const note = (text: string) => box.append(el("p", text, "dp-note"));
-  if (family === "magnitude" && w.magnitude) {
-    const m = w.magnitude;
-    note(`Weighting w = Z_t⁻¹1 at t = ${fmt(m.t)} (exact solve): Σw = ${fmt(m.total, 4)}` +
-      (m.stored === null ? "" : ` = the profile's magnitude ${fmt(m.stored, 4)}`) +
+  const witness = w.witnesses[family];
+  const symbol = info?.symbol ?? "";
+  const arg = info?.parameter ?? "";
+  if (witness?.kind === "weights") {
+    const m = witness;
+    note(`Weighting w = Z_${symbol}⁻¹1 at ${symbol} = ${fmt(m.at)} (exact solve): Σw = ${fmt(m.total, 4)}` +
+      (m.stored === null ? "" : ` = the profile's ${family} ${fmt(m.stored, 4)}`) +
       `. Largest weights carry the effective size; ${m.n_negative} of ${w.n} are negative.` +
-      clickedText("t", "t", m.t, x));
+      clickedText(symbol, arg, m.at, x));
     list(m.top.map((r) => ({ i: r.i, value: `w = ${fmt(r.weight)}` })), "largest weights");
     if (m.negative.length) {
       note("Most negative weights (samples shadowed by others):");
       list(m.negative.map((r) => ({ i: r.i, value: `w = ${fmt(r.weight)}` })), "negative weights");
     }
-  } else if (family === "circles" && w.circles) {
-    const c = w.circles;
+  } else if (witness?.kind === "packing") {
+    const c = witness;
     const how = c.method === "exact" ? "exact: a proved maximum packing"
       : "greedy: a valid packing, the profile's lower bound";
     const bounds = c.stored_lower === null ? "" : c.stored_lower === c.stored_upper
       ? ` (the profile's value ${c.stored_lower})` : ` (the profile's bounds ${c.stored_lower}–${c.stored_upper})`;
-    note(`${c.size} samples pairwise farther apart than τ = ${fmt(c.tau)} (${how})${bounds}.` +
+    note(`${c.size} samples pairwise farther apart than ${symbol} = ${fmt(c.at)} (${how})${bounds}.` +
       (c.members.length < c.size ? ` The first ${c.members.length} are listed.` : "") +
-      clickedText("τ", "tau", c.tau, x));
+      clickedText(symbol, arg, c.at, x));
     list(c.members.map((i) => ({ i, value: "" })), "packing");
-  } else if (family === "vendi" && w.vendi) {
-    const v = w.vendi;
+  } else if (witness?.kind === "modes") {
+    const v = witness;
     note(`Leading modes of K/n (exact eigendecomposition; the same at every q). Shannon ` +
       `entropy of the spectrum H = ${fmt(v.entropy, 4)} = log Vendi(q = 1).`);
     v.modes.forEach((mode, m) => {
@@ -163,7 +164,8 @@ function witnessBlock(w: SetWitnesses, family: string, x: number | null, k: numb
     list(v.top_contribution.map((r) => ({ i: r.i, value: `c = ${fmt(r.contribution)}` })),
       "entropy contributions");
   } else {
-    note(`${w.groups ?? "?"} near-duplicate groups (richness's classes) among ${w.n} samples. ` +
+    const owner = info?.kind === "nearest" ? family : nearestFamily;
+    note(`${w.groups ?? "?"} near-duplicate groups (${owner}'s classes) among ${w.n} samples. ` +
       "The samples closest to another one, with that neighbour:");
     list(w.nearest.flatMap((r) => [{ i: r.i, value: `→ #${r.j} at ${fmt(r.distance)}` }]),
       "nearest samples");
@@ -264,6 +266,10 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
   let convChoice = { family: "", index: -1 };
   let destroyed = false;
 
+  /** A family's facts as Python sent them (spec.families), and its parameter's symbol. */
+  const familyOf = (name: string) => model.get("spec").families.find((f) => f.name === name);
+  const symbolOf = (name: string, fallback: string) => familyOf(name)?.symbol || fallback;
+
   const explanation = (): Explanation | null => {
     const ex = model.get("explanation");
     return ex && "version" in ex ? ex as Explanation : null;
@@ -299,18 +305,20 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
   function drawWitnesses(ex: Explanation) {
     const body = bodies.get("witnesses")!;
     body.replaceChildren();
-    const available = Object.keys(WITNESS_FAMILIES).filter((f) => f === "richness"
-      || ex.sets.some((w) => w[f as "vendi" | "magnitude" | "circles"] !== null));
+    const kinds = ex.witness_kinds;
+    const available = Object.keys(kinds).filter((f) => kinds[f].kind === "nearest"
+      || ex.sets.some((w) => w.witnesses[f] !== undefined));
+    const nearest = Object.keys(kinds).find((f) => kinds[f].kind === "nearest") ?? "";
     if (!ex.sets.length) {
       body.append(el("p", "No witnesses stored: run dp.explain(tree, sets) to store them.", "dp-note"));
       return;
     }
     const family = available.includes(current.family) ? current.family
-      : WITNESS_FAMILIES[current.family] === undefined && current.family ? "richness" : available[0];
+      : kinds[current.family] === undefined && current.family ? nearest : available[0];
     const chooser = el("select");
     chooser.setAttribute("aria-label", "witnesses of family");
     available.forEach((f) => {
-      const option = el("option", WITNESS_FAMILIES[f]);
+      const option = el("option", kinds[f].title);
       option.value = f;
       option.selected = f === family;
       chooser.append(option);
@@ -323,11 +331,12 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     controls.append(chooser);
     body.append(controls);
     // The parameter from the keyboard too: the same as clicking that grid point.
-    const grid = family === "magnitude" || family === "circles" ? gridOf(family) : null;
-    const stored = family === "magnitude" ? ex.sets[0]?.magnitude?.t
-      : family === "circles" ? ex.sets[0]?.circles?.tau : undefined;
+    const info: WitnessKind | undefined = kinds[family];
+    const grid = info?.swept ? gridOf(family) : null;
+    const first = ex.sets[0]?.witnesses[family];
+    const stored = first && "at" in first ? first.at : undefined;
     if (grid && stored !== undefined) {
-      const symbol = family === "magnitude" ? "t" : "τ";
+      const symbol = info.symbol;
       const shown = current.family === family && current.x !== null ? current.x : stored;
       const at = el("select");
       at.setAttribute("aria-label", `${symbol} of the ${family} witnesses`);
@@ -346,12 +355,13 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
       controls.append(at);
     }
     if (current.family && current.family !== family) {
-      body.append(el("p", `No witness is stored for ${current.family}; showing ${WITNESS_FAMILIES[family]}.`,
+      body.append(el("p", `No witness is stored for ${current.family}; showing ${kinds[family]?.title}.`,
         "dp-note"));
     }
     const wanted = current.sets.length ? ex.sets.filter((w) => current.sets.includes(w.set)) : ex.sets;
     (wanted.length ? wanted : ex.sets).forEach((w) => {
-      body.append(witnessBlock(w, family, current.family === family ? current.x : null, w.index));
+      body.append(witnessBlock(w, family, info, nearest, current.family === family ? current.x : null,
+        w.index));
     });
   }
 
@@ -364,9 +374,10 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
       let lo = dom.lower;
       let hi = dom.upper;
       let what = `full grid (${dom.mapping})`;
-      if (slider && dom.mapping === "tau directly") [lo, hi, what] = [slider[0], slider[1], "slider (τ)"];
-      else if (slider && dom.mapping === "1/t") {
-        [lo, hi, what] = [1 / slider[1], 1 / slider[0], "slider (1/t)"];
+      const symbol = symbolOf(dom.family, "");
+      if (slider && dom.slider === "direct") [lo, hi, what] = [slider[0], slider[1], `slider (${symbol})`];
+      else if (slider && dom.slider === "inverse") {
+        [lo, hi, what] = [1 / slider[1], 1 / slider[0], `slider (1/${symbol})`];
       }
       if (lo === null || hi === null) continue;
       const span = hi > lo ? [lo, hi] : [lo * 0.995, hi * 1.005]; // a bandwidth: a thin band
@@ -467,9 +478,9 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
           $schema: "https://vega.github.io/schema/vega-lite/v6.json",
           title: { text: `${f.family} per category`, subtitle: c.set },
           width: 320, height: 150, data: { values: rows },
-          mark: { type: "line", interpolate: f.family === "circles" ? "step-after" : "linear" },
+          mark: { type: "line", interpolate: familyOf(f.family)?.step ? "step-after" : "linear" },
           encoding: {
-            x: { field: "x", type: "quantitative", title: SYMBOL[f.parameter] ?? f.parameter,
+            x: { field: "x", type: "quantitative", title: symbolOf(f.family, f.parameter),
               scale: log ? { type: "log" } : { zero: false } },
             y: { field: "value", type: "quantitative", title: f.family },
             color: { field: "category", type: "nominal", legend: { orient: "bottom" } },
@@ -535,7 +546,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
       const at = el("select");
       at.setAttribute("aria-label", `${fam.parameter} of the convergence view`);
       fam.grid.forEach((g, k) => {
-        const option = el("option", `${SYMBOL[fam.parameter!] ?? fam.parameter} = ${g === null ? "∞" : fmt(g)}`);
+        const option = el("option", `${symbolOf(fam.family, fam.parameter!)} = ${g === null ? "∞" : fmt(g)}`);
         option.value = String(k);
         option.selected = k === index;
         at.append(option);
@@ -554,7 +565,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
       rows.push({ set, n, mean, sd, lo: mean - (sd ?? 0), hi: mean + (sd ?? 0) });
     }));
     const label = fam.parameter === null ? fam.family
-      : `${fam.family} at ${SYMBOL[fam.parameter] ?? fam.parameter} = ${fmt(fam.grid[index])}`;
+      : `${fam.family} at ${symbolOf(fam.family, fam.parameter)} = ${fmt(fam.grid[index])}`;
     draw("convergence", convergenceSpec(rows, conv.sets, label));
     body.append(el("p", `${conv.repeats} repeats per size (${conv.subsampling}); ${fam.estimate}.`, "dp-note"));
   }
@@ -576,9 +587,9 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     const ex = explanation();
     const family = current.family;
     if (model.live === false || !ex || current.x === null) return;
-    if (family !== "magnitude" && family !== "circles") return;
-    const stored = ex.sets[0]?.[family];
-    const at = stored ? ("t" in stored ? stored.t : stored.tau) : null;
+    if (!ex.witness_kinds[family]?.swept) return;
+    const stored = ex.sets[0]?.witnesses[family];
+    const at = stored && "at" in stored ? stored.at : null;
     if (at === null || at === current.x) return;
     model.set("explain_request", { family, value: current.x, nonce: Date.now() });
     model.save_changes();

@@ -76,18 +76,22 @@ export interface ExplainSample {
   category: string | null;
 }
 
-export interface MagnitudeWitness {
-  t: number;
+export interface WeightsWitness {
+  kind: "weights";
+  /** the parameter value of this witness */
+  at: number;
   total: number | null;
-  /** the profile's magnitude at t, if t is on its grid */
+  /** the profile's value at this parameter, if it is on its grid */
   stored: number | null;
   top: ({ i: number; weight: number | null; })[];
   negative: ({ i: number; weight: number | null; })[];
   n_negative: number;
 }
 
-export interface CirclesWitness {
-  tau: number;
+export interface PackingWitness {
+  kind: "packing";
+  /** the parameter value of this witness */
+  at: number;
   method: "exact" | "greedy";
   size: number;
   stored_lower: number | null;
@@ -96,15 +100,30 @@ export interface CirclesWitness {
   members: number[];
 }
 
-export interface VendiMode {
+export interface WitnessMode {
   share: number | null;
   samples: ({ i: number; loading: number | null; })[];
 }
 
-export interface VendiWitness {
+export interface ModesWitness {
+  kind: "modes";
   entropy: number | null;
-  modes: VendiMode[];
+  modes: WitnessMode[];
   top_contribution: ({ i: number; contribution: number | null; })[];
+}
+
+export interface WitnessKind {
+  kind: "weights" | "packing" | "modes" | "nearest";
+  /** the witness chooser's label */
+  title: string;
+  /** the parameter's symbol (empty without one) */
+  symbol: string;
+  /** the parameter's name, as dp.explain takes it */
+  parameter: string | null;
+  /** the profile is a step function of the parameter */
+  step: boolean;
+  /** the witness depends on the parameter and can be found again at another grid point */
+  swept: boolean;
 }
 
 export interface SetWitnesses {
@@ -115,9 +134,8 @@ export interface SetWitnesses {
   groups: number | null;
   /** text | image | smiles | label | none */
   kind: string;
-  magnitude: MagnitudeWitness | null;
-  circles: CirclesWitness | null;
-  vendi: VendiWitness | null;
+  /** the stored witnesses, by family (Explanation.witness_kinds says how to show each) */
+  witnesses: Record<string, WeightsWitness | PackingWitness | ModesWitness>;
   /** samples closest to another one (near duplicates first) */
   nearest: ({ i: number; j: number; distance: number | null; })[];
   samples: ExplainSample[];
@@ -136,6 +154,8 @@ export interface DistanceDomain {
   lower: number | null;
   upper: number | null;
   mapping: string;
+  /** how the family's slider maps onto the distance axis: its value, its reciprocal, or not at all */
+  slider: "direct" | "inverse" | "none";
 }
 
 export interface Distances {
@@ -194,6 +214,8 @@ export interface Convergence {
 
 export interface Explanation {
   version: number;
+  /** the families with witnesses, in the chooser's order */
+  witness_kinds: Record<string, WitnessKind>;
   sets: SetWitnesses[];
   distances: Distances | null;
   categories: SetCategories[];

@@ -403,14 +403,14 @@ def test_a_click_elsewhere_finds_the_witnesses_there_in_a_live_session(sets, tmp
     explained = dp.explain(tree, sets)
     widget = ProfileExplorer(explained, profiler=profiler)
     ds = explained["x/euclidean"].to_dataset()
-    stored = widget.explanation["sets"][0]["circles"]["tau"]
+    stored = widget.explanation["sets"][0]["witnesses"]["circles"]["at"]
     tau = float(ds.tau.values[2])
     assert tau != stored
     widget.explain_request = {"family": "circles", "value": tau * 1.001, "nonce": 1.0}
     assert widget.status == ""
     for k, label in enumerate(ds["set"].values):
-        c = widget.explanation["sets"][k]["circles"]
-        assert c["tau"] == tau  # snapped to the grid point
+        c = widget.explanation["sets"][k]["witnesses"]["circles"]
+        assert c["at"] == tau  # snapped to the grid point
         members = c["members"]
         D = _dist(sets[label])[np.ix_(members, members)]
         assert (D[~np.eye(len(members), dtype=bool)] > tau).all()
@@ -419,7 +419,7 @@ def test_a_click_elsewhere_finds_the_witnesses_there_in_a_live_session(sets, tmp
     widget.explain_request = {"family": "magnitude", "value": t, "nonce": 2.0}
     for k, label in enumerate(ds["set"].values):
         w = np.linalg.solve(np.exp(-t * _dist(sets[label])), np.ones(len(sets[label])))
-        m = widget.explanation["sets"][k]["magnitude"]
+        m = widget.explanation["sets"][k]["witnesses"]["magnitude"]
         assert [r["i"] for r in m["top"]] == np.argsort(-w)[:TOP].tolist()
         assert m["stored"] == pytest.approx(w.sum(), rel=1e-9)
     # The tree itself keeps what explain stored.
@@ -500,7 +500,7 @@ def test_jupyterlab_draws_the_panels_without_kernel_or_widget_state(browser, tmp
         ).first.click()
         out = nb.cells[0].outputs[-1]["data"]["application/vnd.diversity-profiles.explorer+json"]
         explanation = out["conditions"]["x/euclidean"]["explanation"]
-        members = explanation["sets"][0]["circles"]["members"]
+        members = explanation["sets"][0]["witnesses"]["circles"]["members"]
         shown = _shown(page, "A", "packing")
         assert shown == members and shown
         assert HOSTILE_TEXT in page.locator(".dp-mime-explorer .dp-explain").inner_text()

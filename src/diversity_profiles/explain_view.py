@@ -92,9 +92,7 @@ def _set_witnesses(node) -> dict:
         "index": int(ds.attrs.get("set_index", 0)),
         "n": n,
         "groups": int(ds["duplicate_group"].max()) + 1 if "duplicate_group" in ds else None,
-        "magnitude": None,
-        "circles": None,
-        "vendi": None,
+        "witnesses": {},
     }
     if "magnitude_weight" in ds:
         w = ds["magnitude_weight"]
@@ -103,8 +101,9 @@ def _set_witnesses(node) -> dict:
         top = take(order[:TOP])
         negative = np.flatnonzero(values < 0)
         worst = take(negative[np.argsort(values[negative], kind="stable")][:TOP])
-        out["magnitude"] = {
-            "t": float(w.attrs["t"]),
+        out["witnesses"]["magnitude"] = {
+            "kind": "weights",
+            "at": float(w.attrs["t"]),
             "total": _num(w.attrs.get("magnitude", values.sum())),
             "stored": _num(w.attrs["stored_magnitude"]) if "stored_magnitude" in w.attrs else None,
             "top": [{"i": i, "weight": _num(values[i])} for i in top],
@@ -114,8 +113,9 @@ def _set_witnesses(node) -> dict:
     if "circles_member" in ds:
         c = ds["circles_member"]
         members = np.flatnonzero(np.asarray(c.values))
-        out["circles"] = {
-            "tau": float(c.attrs["tau"]),
+        out["witnesses"]["circles"] = {
+            "kind": "packing",
+            "at": float(c.attrs["tau"]),
             "method": str(c.attrs.get("method", "greedy")),
             "size": int(c.attrs.get("size", members.size)),
             "stored_lower": int(c.attrs["stored_lower"]) if "stored_lower" in c.attrs else None,
@@ -134,7 +134,8 @@ def _set_witnesses(node) -> dict:
         ]
         contrib = np.asarray(ds["vendi_contribution"].values, dtype=np.float64)
         best = take(np.argsort(-contrib, kind="stable")[:TOP])
-        out["vendi"] = {
+        out["witnesses"]["vendi"] = {
+            "kind": "modes",
             "entropy": _num(ds["vendi_contribution"].attrs.get("entropy", contrib.sum())),
             "modes": modes,
             "top_contribution": [{"i": i, "contribution": _num(contrib[i])} for i in best],
@@ -184,6 +185,10 @@ def _concentration(ds, prefix: str = "", k: int | None = None) -> dict:
     }
 
 
+#: How a family's slider lies on the distance axis, by ``domain_mapping``.
+_SLIDER = {"tau directly": "direct", "1/t": "inverse"}
+
+
 def _distances(ds, sets: list[str]) -> dict:
     return {
         "bin_lower": _nums(ds["bin_lower"].values),
@@ -198,6 +203,7 @@ def _distances(ds, sets: list[str]) -> dict:
                 "lower": _num(lo),
                 "upper": _num(hi),
                 "mapping": str(how),
+                "slider": _SLIDER.get(str(how), "none"),
             }
             for f, lo, hi, how in zip(
                 ds["family"].values,
@@ -295,7 +301,8 @@ def explanation_payload(tree, condition: str) -> dict:
     >>> explanation_payload(tree, "x/euclidean")
     {}
     >>> out = explanation_payload(dp.explain(tree, sets, tau=1.5), "x/euclidean")
-    >>> out["sets"][0]["circles"]["members"], out["sets"][0]["circles"]["method"]
+    >>> packing = out["sets"][0]["witnesses"]["circles"]
+    >>> packing["members"], packing["method"]
     ([0, 2], 'exact')
     """
     node = tree[condition]
@@ -315,6 +322,7 @@ def explanation_payload(tree, condition: str) -> dict:
             categories.append(entry)
     return {
         "version": 1,
+        "witness_kinds": witness_kinds(),
         "sets": witnesses,
         "distances": _distances(children["distances"].to_dataset(), sets)
         if "distances" in children
@@ -328,6 +336,36 @@ def explanation_payload(tree, condition: str) -> dict:
 
 #: Families whose witness depends on the parameter (and can be found again at another one).
 SWEPT_WITNESSES = {"magnitude": "t", "circles": "tau"}
+
+#: The families with witnesses, in the view's order: how each is shown and its label.
+#: Richness's witnesses are the ``nearest`` samples every set carries.
+WITNESS_KINDS = {
+    "vendi": ("modes", "Vendi modes"),
+    "magnitude": ("weights", "Magnitude weights"),
+    "circles": ("packing", "Circles packing"),
+    "richness": ("nearest", "Nearest samples (richness)"),
+}
+
+
+def witness_kinds() -> dict:
+    """What the view needs to show each family's witnesses (so js/ names no family):
+    the panel ``kind``, its ``title``, the parameter's ``symbol`` and name, whether the
+    profile is a ``step`` function, and whether the witness is ``swept`` (found again at
+    another grid point by :func:`witnesses_at`)."""
+    from .families import FAMILIES
+
+    out = {}
+    for name, (kind, title) in WITNESS_KINDS.items():
+        shown = FAMILIES[name].display()
+        out[name] = {
+            "kind": kind,
+            "title": title,
+            "symbol": shown["symbol"],
+            "parameter": shown["parameter"],
+            "step": bool(shown["step"]),
+            "swept": name in SWEPT_WITNESSES,
+        }
+    return out
 
 
 def witnesses_at(
