@@ -29,12 +29,8 @@ from __future__ import annotations
 import base64
 import math
 import re
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import xarray as xr
 
 #: Samples listed per ranking (largest weights, most negative weights, contributions).
 TOP = 8
