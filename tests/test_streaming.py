@@ -117,6 +117,15 @@ def test_forced_large_path_brackets_the_exact_values():
     # The iterative modules report an estimate inside certified bounds (checked above).
     for var in ("vendi", "magnitude"):
         assert ds[var].attrs["method"] in ("certified bounds", "estimate ± error")
+    # Vendi's bracket is certified at every order even where its value is an SLQ estimate
+    # (whose error bar is its own variable); magnitude's lower bound is always certified.
+    assert ds.vendi_lower.attrs["method"] == ds.vendi_upper.attrs["method"] == "certified bounds"
+    assert "upper bound estimated" not in ds.vendi.attrs["method_note"]
+    if ds.vendi.attrs["method"] == "estimate ± error":
+        assert np.all(ds.vendi_error.values >= 0)
+        assert np.all((ds.vendi_lower <= ds.vendi) & (ds.vendi <= ds.vendi_upper))
+    assert ds.magnitude_lower.attrs["method"] == "certified bounds"
+    assert ds.magnitude_upper.attrs["method"] == ds.magnitude.attrs["method"]
     assert ds.average_distance.attrs["method"] == "exact"
 
 

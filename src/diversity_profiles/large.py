@@ -53,6 +53,9 @@ class Bracket:
     error: np.ndarray | None = None
     note: str = ""
     extra: dict = field(default_factory=dict)
+    #: How ``lower`` and ``upper`` were obtained when it differs from ``method`` (e.g. an
+    #: estimated value inside a certified bracket); None: as ``method``.
+    bound_methods: tuple[str, str] | None = None
 
 
 def large_module(family: str) -> ModuleType | None:
@@ -69,8 +72,10 @@ def _result(family: str, b: Bracket, lower_name: str | None = None) -> dict:
         attrs["method_note"] = b.note
     out = {family: (np.asarray(b.value, dtype=np.float64), {**attrs, **b.extra})}
     if b.lower is not None and b.upper is not None:
-        out[lower_name or f"{family}_lower"] = (np.asarray(b.lower), {**attrs, "role": "lower"})
-        out[f"{family}_upper"] = (np.asarray(b.upper), {**attrs, "role": "upper"})
+        lo_how, hi_how = b.bound_methods or (b.method, b.method)
+        out[lower_name or f"{family}_lower"] = (
+            np.asarray(b.lower), {**attrs, "method": lo_how, "role": "lower"})  # fmt: skip
+        out[f"{family}_upper"] = (np.asarray(b.upper), {**attrs, "method": hi_how, "role": "upper"})
     if b.error is not None:
         out[f"{family}_error"] = (np.asarray(b.error), {**attrs, "role": "error"})
     return out
@@ -222,14 +227,38 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
     res = fn(item.embeddings, grid, **options)
     # Circles' bounds carry no separate value: the reported curve is the witnessed lower one.
     value = getattr(res, "value", res.lower)
-    kinds = set(getattr(res, "kind", ["certified"]))
-    method = BOUNDS if kinds <= {"certified", "exact"} else ESTIMATE
-    note = f"{family}_large" + (
-        "" if method == BOUNDS else " (upper bound estimated where it could not be certified)"
-    )
+    kinds = list(getattr(res, "kind", ["certified"] * len(np.atleast_1d(grid))))
+    n_estimated = sum(k not in ("certified", "exact") for k in kinds)
+    method = BOUNDS if n_estimated == 0 else ESTIMATE
+    if family == "vendi":
+        # vendi_large's bracket is certified at every order; "estimate" means the value
+        # (deflated SLQ) is an estimate ± error inside it, the bracket being wider than 1e-6.
+        bound_methods = (BOUNDS, BOUNDS)
+        note = (
+            "vendi_large: value by deflated stochastic Lanczos quadrature, estimate ± error "
+            "(vendi_error: 3 probe standard errors plus quadrature error) where the certified "
+            "bracket (vendi_lower/vendi_upper: Ritz values, interlacing and Weyl) is wider "
+            "than 1e-6 relative"
+        )
+    elif family == "magnitude":
+        # The lower bound 2·1ᵀw − wᵀZw is certified at every scale; the upper bound only
+        # where Gershgorin proves a smallest eigenvalue, else it is estimated.
+        bound_methods = (BOUNDS, method)
+        note = (
+            "magnitude_large: preconditioned CG; magnitude_lower certified (variational form) at "
+            "every scale, magnitude_upper certified where Gershgorin bounds the smallest "
+            "eigenvalue and an estimate elsewhere"
+            + ("" if n_estimated == 0 else " (method: 'estimate ± error')")
+        )
+    else:
+        bound_methods = None
+        note = f"{family}_large" + (
+            "" if method == BOUNDS else " (upper bound estimated where it could not be certified)"
+        )
     return Bracket(
-        value, method, res.lower, res.upper, error=getattr(res, "error", None), note=note
-    )
+        value, method, res.lower, res.upper, error=getattr(res, "error", None), note=note,
+        bound_methods=bound_methods,
+    )  # fmt: skip
 
 
 def vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> dict:
