@@ -148,6 +148,17 @@ def test_planner_routes_by_size():
         "energy": "large",
         "vendi": "large",
     }
+    # The plan counts what the iterative modules hold: float32 Z_t (magnitude) and K
+    # (Gaussian Vendi) when 4 n^2 bytes fit the solver's memory, Circles' pairs (16 bytes
+    # each) up to it; otherwise they recompute tiles and the plan stays small.
+    routes = planning.plan(["magnitude", "vendi", "circles"], [50_000], 768, available=16e9)
+    limit = planning.solver_memory(16e9)
+    assert 4.0 * 50_000**2 <= limit
+    assert routes["magnitude"].nbytes >= 4.0 * 50_000**2
+    assert routes["vendi"].nbytes >= 4.0 * 50_000**2
+    assert limit <= routes["circles"].nbytes <= 0.8 * 16e9
+    small = planning.plan(["magnitude", "vendi"], [50_000], 768, available=8e9)
+    assert all(r.nbytes < 1e9 for r in small.values())
     routes = planning.plan(["vendi"], [50_000], 768, dual_vendi=True, available=100e9)
     assert routes["vendi"].method == "exact"  # cosine Vendi: the d × d dual, any n
 

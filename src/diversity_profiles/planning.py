@@ -56,17 +56,26 @@ def solver_memory(available: float) -> float:
 
 
 def _large_bytes(family: str, n: int, d: int, n_grid: int, available: float) -> float:
-    """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X."""
+    """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X, and
+    what the iterative module holds with ``memory_limit = solver_memory(available)``."""
+    from .large import large_module
+
     buffers = 6 * 2048 * 2048 * 8
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
-    if family == "magnitude":
-        from .large import large_module
-
-        if large_module("magnitude") is None:  # bounds from the streamed passes only
-            return buffers + n * d * 8
-        held = 4.0 * n * n  # magnitude_large holds Z_t in float32 when it fits, else recomputes
-        return buffers + n * d * 8 + (held if held <= solver_memory(available) else 0.0)
-    return buffers + per_point + n * d * 8
+    base = buffers + n * d * 8
+    if family not in ("magnitude", "vendi", "circles") or large_module(family) is None:
+        # Bounds from the streamed passes only.
+        return base + (0.0 if family == "magnitude" else per_point)
+    limit = solver_memory(available)
+    if family in ("magnitude", "vendi"):
+        # magnitude_large holds Z_t and vendi_large K in float32 when it fits, else they
+        # recompute tiles at every product; both keep a few n × 256 float64 blocks
+        # (preconditioner, Nyström/Ritz basis of rank 200).
+        held = 4.0 * n * n
+        return base + per_point + 3 * n * 256 * 8 + (held if held <= limit else 0.0)
+    # circles_large keeps the pairs within the largest threshold, 16 bytes each, up to the
+    # limit (thresholds above what fits keep a valid but looser bracket).
+    return base + per_point + min(16.0 * n * (n - 1) / 2, limit)
 
 
 def _exact_bytes(family: str, n: int, n_sets: int, dual: bool) -> float:
