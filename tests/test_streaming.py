@@ -208,3 +208,16 @@ def test_pooled_histogram_quantiles_across_different_anchors():
         np.concatenate([a, b]).mean()
     )
     assert pooled.quantile(probs) == pytest.approx(ref, rel=2e-3)
+
+
+def test_large_circles_with_tanimoto_brackets_the_exact_value():
+    # circles_large takes Euclidean/cosine only; Tanimoto (molecules, notebook 06) takes the
+    # certified Caro-Wei / edge-count bounds of the threshold pass instead of raising.
+    rng = np.random.default_rng(8)
+    X = (rng.random((120, 48)) < 0.25).astype(float)
+    ds = dp.profiles({"A": X}, representation="fp", distance="tanimoto", families=["circles"],
+                     method="large", n_points=8)["fp/tanimoto"].to_dataset()  # fmt: skip
+    D = dp.pairwise_distances(X, "tanimoto")
+    lo, hi = dp.circles(D, ds.tau.values, method="exact", return_bounds=True)
+    assert np.all(ds.circles[0].values <= lo) and np.all(hi <= ds.circles_upper[0].values)
+    assert ds.circles.attrs["method"] == "certified bounds"

@@ -300,7 +300,11 @@ def magnitude_lower_bound(h, n: int, ts: np.ndarray) -> np.ndarray:
 
 
 def circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> dict:
-    b = _call_large(cond, "circles", item, taus)
+    # circles_large decides edges from float32 GEMM distances with a Euclidean error bound:
+    # other distances (Tanimoto) take the bounds from the threshold pass below.
+    b = None
+    if item.distance in ("euclidean", "cosine"):
+        b = _call_large(cond, "circles", item, taus)
     if b is not None:
         out = _result("circles", b, lower_name="circles")
         out["circles_upper"] = (np.asarray(b.upper, dtype=np.int64), out["circles_upper"][1])
