@@ -71,7 +71,7 @@ try:
             F.FAMILIES[name] = dataclasses.replace(
                 fam, evaluate=timed(name, fam.evaluate),
                 domain=None if fam.domain is None else timed(name, fam.domain))
-        chosen = list(F.FAMILIES) if family == "all" else [family]
+        chosen = list(F.FAMILIES) if family == "all" else family.split(",")
         tree = dp.profiles(sets, representation="bench", distance=distance, families=chosen,
                            method=method)
         out["family_seconds"] = spent
@@ -134,14 +134,16 @@ def main() -> None:
     p.add_argument(
         "--together",
         action="store_true",
-        help="method='auto' as one profiles call with all families (shared passes)",
+        help="method='auto' as one profiles call with all (or the --families) families "
+        "(shared passes)",
     )
     p.add_argument("--baseline", action="store_true", help="also today's exact path")
     p.add_argument("--peers", action="store_true", help="also vendi-score and magnipy")
     p.add_argument("--limit", type=float, default=900.0, help="seconds per run")
     p.add_argument("--out", default=str(HERE / "large_n_results.json"))
     args = p.parse_args()
-    runs = [("auto", "all")] if args.together else [("auto", f) for f in args.families]
+    together = "all" if set(args.families) >= set(FAMILIES) else ",".join(args.families)
+    runs = [("auto", together)] if args.together else [("auto", f) for f in args.families]
     if args.baseline:
         runs += [("exact", f) for f in args.families]
     if args.peers:

@@ -221,3 +221,21 @@ def test_large_circles_with_tanimoto_brackets_the_exact_value():
     lo, hi = dp.circles(D, ds.tau.values, method="exact", return_bounds=True)
     assert np.all(ds.circles[0].values <= lo) and np.all(hi <= ds.circles_upper[0].values)
     assert ds.circles.attrs["method"] == "certified bounds"
+
+
+def test_magnitude_time_budget_returns_certified_bounds_for_the_rest():
+    # A budget spent at once: the first (smallest) scale is solved, the others carry the
+    # streamed-pass bounds; every scale still brackets the dense exact magnitude.
+    X = _clustered(150, seed=3)
+    kw = dict(representation="x", distance="euclidean", families=["magnitude"], n_points=6)
+    ds = dp.profiles({"A": X}, method="large", time_budget=1e-9, **kw)["x/euclidean"]
+    ds = ds.to_dataset()
+    exact = dp.magnitude(dp.pairwise_distances(X), ds.t.values)
+    lo, hi = ds.magnitude_lower[0].values, ds.magnitude_upper[0].values
+    assert np.all(lo <= exact * (1 + 1e-9)) and np.all(exact <= hi * (1 + 1e-9))
+    assert "time budget spent after 1 of 6 scales" in ds.magnitude.attrs["method_note"]
+    assert hi[0] - lo[0] <= 1e-5 * exact[0]  # the solved scale is tight
+    assert np.all(hi[1:] == len(np.unique(X, axis=0)))  # the others: distinct points above
+    full = dp.profiles({"A": X}, method="large", **kw)["x/euclidean"].to_dataset()
+    assert "time budget" not in full.magnitude.attrs["method_note"]
+    assert np.all(full.magnitude_upper[0] - full.magnitude_lower[0] <= 1e-5 * exact)

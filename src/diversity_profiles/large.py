@@ -228,7 +228,8 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
     # Circles' bounds carry no separate value: the reported curve is the witnessed lower one.
     value = getattr(res, "value", res.lower)
     kinds = list(getattr(res, "kind", ["certified"] * len(np.atleast_1d(grid))))
-    n_estimated = sum(k not in ("certified", "exact") for k in kinds)
+    # "skipped" (time budget spent): the caller fills in certified bounds of its own.
+    n_estimated = sum(k not in ("certified", "exact", "skipped") for k in kinds)
     method = BOUNDS if n_estimated == 0 else ESTIMATE
     if family == "vendi":
         # vendi_large's bracket is certified at every order; "estimate" means the value
@@ -277,13 +278,22 @@ def vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> dict:
 
 
 def magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> dict:
-    if item.distance in ("euclidean", "cosine"):
-        b = _call_large(cond, "magnitude", item, ts)
-        if b is not None:
-            return _result("magnitude", b)
     lower = magnitude_lower_bound(histogram(item), item.n, ts)
     upper = np.full(ts.shape, float(item.richness))
     lower = np.minimum(lower, upper)
+    if item.distance in ("euclidean", "cosine"):
+        b = _call_large(cond, "magnitude", item, ts)
+        if b is not None:
+            skipped = np.isnan(np.asarray(b.lower, dtype=np.float64))
+            if skipped.any():  # time budget spent: the streamed-pass bounds at those scales
+                assert b.upper is not None
+                for arr, fill in ((b.value, lower), (b.lower, lower), (b.upper, upper)):
+                    arr[skipped] = fill[skipped]
+                b.note += (
+                    f"; time budget spent after {int((~skipped).sum())} of {len(ts)} scales: "
+                    "the others carry the streamed-pass bounds (n^2 / 1'Z_t 1, distinct points)"
+                )
+            return _result("magnitude", b)
     note = "n^2 / 1'Z_t 1 (Leinster, w = 1) below, the number of distinct points above"
     return _result("magnitude", Bracket(lower.copy(), BOUNDS, lower, upper, note=note))
 
