@@ -150,9 +150,7 @@ def counts(
     return cache[key]
 
 
-def second_pass(
-    cond: Condition, item: PreparedSet, taus: np.ndarray | None
-) -> ThresholdCounts:
+def second_pass(cond: Condition, item: PreparedSet, taus: np.ndarray | None) -> ThresholdCounts:
     """The threshold pass serving both Circles (at ``taus``) and Vendi (Σ K²) in one go.
 
     When both families run their large-n method, Vendi (evaluated first) already uses the
