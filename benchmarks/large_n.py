@@ -35,6 +35,7 @@ warnings.simplefilter("ignore")
 n, d, n_sets, method, family, distance = (
     int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 )
+budget = float(sys.argv[7]) if len(sys.argv) > 7 and sys.argv[7] != "none" else None
 def data(n, d, seed):
     rng = np.random.default_rng(seed)
     basis = np.linalg.qr(rng.standard_normal((d, 64)))[0]
@@ -71,9 +72,9 @@ try:
             F.FAMILIES[name] = dataclasses.replace(
                 fam, evaluate=timed(name, fam.evaluate),
                 domain=None if fam.domain is None else timed(name, fam.domain))
-        chosen = list(F.FAMILIES) if family == "all" else [family]
+        chosen = list(F.FAMILIES) if family == "all" else family.split(",")
         tree = dp.profiles(sets, representation="bench", distance=distance, families=chosen,
-                           method=method)
+                           method=method, time_budget=budget)
         out["family_seconds"] = spent
         ds = tree[f"bench/{distance}"].to_dataset()
         out["methods"] = ds.attrs.get("methods", "all exact")
@@ -103,12 +104,23 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def run_one(n, d, n_sets, method, family, distance, limit) -> dict:
+def run_one(n, d, n_sets, method, family, distance, limit, budget=None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(HERE.parent / "src"))
     start = time.perf_counter()
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(n), str(d), str(n_sets), method, family, distance],
+            [
+                sys.executable,
+                "-c",
+                _CHILD,
+                str(n),
+                str(d),
+                str(n_sets),
+                method,
+                family,
+                distance,
+                "none" if budget is None else str(budget),
+            ],
             capture_output=True,
             text=True,
             timeout=limit,
@@ -134,14 +146,18 @@ def main() -> None:
     p.add_argument(
         "--together",
         action="store_true",
-        help="method='auto' as one profiles call with all families (shared passes)",
+        help="method='auto' as one profiles call with all (or the --families) families "
+        "(shared passes)",
     )
     p.add_argument("--baseline", action="store_true", help="also today's exact path")
     p.add_argument("--peers", action="store_true", help="also vendi-score and magnipy")
     p.add_argument("--limit", type=float, default=900.0, help="seconds per run")
+    p.add_argument("--time-budget", type=float, default=None,
+                   help="profiles(time_budget=...) for the large-n runs (magnitude)")  # fmt: skip
     p.add_argument("--out", default=str(HERE / "large_n_results.json"))
     args = p.parse_args()
-    runs = [("auto", "all")] if args.together else [("auto", f) for f in args.families]
+    together = "all" if set(args.families) >= set(FAMILIES) else ",".join(args.families)
+    runs = [("auto", together)] if args.together else [("auto", f) for f in args.families]
     if args.baseline:
         runs += [("exact", f) for f in args.families]
     if args.peers:
@@ -149,7 +165,9 @@ def main() -> None:
     record = {"n": args.n, "d": args.d, "sets": args.sets, "distance": args.distance,
               "load_before": _load(), "cpus": os.cpu_count(), "runs": []}  # fmt: skip
     for method, family in runs:
-        res = run_one(args.n, args.d, args.sets, method, family, args.distance, args.limit)
+        budget = args.time_budget if method in ("auto", "large") else None
+        res = run_one(args.n, args.d, args.sets, method, family, args.distance, args.limit, budget)
+        res["time_budget"] = budget
         res["load"] = _load()
         record["runs"].append(res)
         sec = res.get("seconds")

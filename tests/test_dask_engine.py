@@ -113,7 +113,8 @@ def test_dask_array_input_without_client_equals_numpy_large():
     _assert_same_tree(ref, got)
     assert got.attrs["engine"] == "dask (local scheduler)"
     assert "engine" not in ref.attrs
-    with pytest.raises(ValueError, match=r"dask input or a torch device runs the large-n methods; method='exact'"):
+    refusal = r"dask input or a torch device runs the large-n methods; method='exact'"
+    with pytest.raises(ValueError, match=refusal):
         dp.profiles({"A": da.from_array(X)}, n_boot=3, **kw)
 
 

@@ -249,3 +249,17 @@ def test_circles_large_tiny_cases():
     dup = circles_large([[0.0, 1.0]] * 3 + [[5.0, 1.0]], [0.0, 1.0, 10.0])
     assert dup.lower.tolist() == dup.upper.tolist() == [2, 2, 1]
     assert list(itertools.chain(*[w.tolist() for w in dup.witness[:1]])) in ([0, 3], [1, 3], [2, 3])
+
+
+def test_vendi_large_error_bar_covers_rounding_at_high_orders():
+    # At q >= 3 the Ritz values carry the whole sum and the probe error vanishes (1e-43
+    # and below was reported), but the value still differs from the dense eigenvalues by
+    # float64 rounding (~1e-14): the error bar must cover it. Reference: dense eigvalsh.
+    X = np.random.default_rng(21).normal(size=(400, 12))
+    D = dp.pairwise_distances(X)
+    h = float(np.median(D[np.triu_indices(400, 1)]))
+    qs = [3.0, 5.0, 10.0, 46.4, np.inf]
+    exact = dp.vendi_score(np.exp(-(D**2) / (2 * h * h)), qs)
+    r = vendi_large(X, qs, bandwidth=h, rank=60, probes=10, steps=15)
+    assert np.all(np.abs(r.value - exact) <= r.error)
+    assert np.all(r.error <= np.maximum(r.value - r.lower, r.upper - r.value))

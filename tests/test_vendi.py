@@ -207,3 +207,16 @@ def test_slightly_negative_eigenvalues_are_clipped_not_rejected():
     assert np.linalg.eigvalsh(K_bad).min() < -5e-10
     assert dp.vendi_score(K_bad, ORDERS) == pytest.approx(dp.vendi_score(K, ORDERS), rel=1e-6)
     assert dp.vendi_score(K_bad, 0) == 4
+
+
+def test_dual_float32_norms_survive_underflowing_squares():
+    # Rows of ~1e-25 next to rows of ~1e5 (the global scale leaves them as they are): their
+    # squares underflow in float32, so their norms come from the rescaled float64 path.
+    # Reference: the cosine kernel built in float64 from explicitly normalised rows.
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 6)) * np.repeat([1e-25, 1e5], 20)[:, None]
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    qs = [0.5, 1.0, 2.0]
+    expected = dp.vendi_score(U @ U.T, qs)
+    got = dp.vendi_score_dual(X.astype(np.float32), qs)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)

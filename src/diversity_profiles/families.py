@@ -295,6 +295,7 @@ FAMILIES: dict[str, Family] = {
             auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
             exact_copies=2,
             dual_kernel=True,
+            large_solver_bytes=4.0,  # vendi_large holds K in float32 when it fits
             large_distances=("euclidean",),  # vendi_large: the Gaussian kernel
         ),
         Family(  # Leinster–Cobbold: its module is similarity_diversity.py
@@ -343,6 +344,7 @@ FAMILIES: dict[str, Family] = {
             bounds=("circles", "circles_upper"),
             auto_exact_max_n=4000,  # O(n²) per threshold in Python loops
             exact_copies=2,  # adjacency, linkage and DSATUR
+            large_solver_bytes=8.0,  # circles_large: 16 bytes per pair within the top τ
             large_distances=("euclidean", "cosine"),  # circles_large
         ),
         Family(

@@ -9,6 +9,7 @@ tile from the embeddings, which is what makes the lower bound certified.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,6 +69,7 @@ def magnitude_large(
     memory_limit: float | None = None,
     max_iter: int = 500,
     device: str | None = None,
+    time_budget: float | None = None,
     _shift: float = 0.0,
 ) -> MagnitudeBounds:
     r"""Magnitude of the distinct rows of ``X`` at scales ``t``, with bounds, for large n.
@@ -94,6 +96,10 @@ def magnitude_large(
     device : str, optional
         A torch device (``"cuda:0"``, ``"cpu"``) for the tiles of ``Z_t`` and the products
         (the float64 refinement products too); the CG vectors stay on the host.
+    time_budget : float, optional
+        Seconds for all scales. Scales are solved in increasing order; once the budget is
+        spent, the remaining scales are not solved: ``kind`` is ``"skipped"`` and their
+        ``value``/``lower``/``upper`` are NaN (the caller supplies cheaper bounds).
 
     Returns
     -------
@@ -158,16 +164,21 @@ def magnitude_large(
     # Mean distance from ~256 rows: it only decides how Z_t is stored in float32.
     rows = Xd[:: max(1, n // 256)]
     mean_d = float(_block(rows, Xd, distance)[0].mean())
+    deadline = None if time_budget is None else time.perf_counter() + float(time_budget)
     with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
         _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
                    regularization=regularization, max_iter=max_iter, shift=_shift,
-                   mean_d=mean_d, device=device)  # fmt: skip
+                   mean_d=mean_d, device=device, deadline=deadline)  # fmt: skip
     return out
 
 
-def _solve_all(Xd, distance, ts, order, out, **options):
+def _solve_all(Xd, distance, ts, order, out, *, deadline=None, **options):
     w = None
     for k in order:
+        if deadline is not None and w is not None and time.perf_counter() > deadline:
+            out.value[k] = out.lower[k] = out.upper[k] = np.nan
+            out.kind[k] = "skipped"
+            continue
         res = _solve_scale(Xd, distance, float(ts[k]), w, **options)
         w = res.pop("w")
         out.value[k], out.lower[k], out.upper[k] = res["value"], res["lower"], res["upper"]

@@ -38,18 +38,21 @@ def solver_memory(available: float) -> float:
 
 
 def _large_bytes(family: str, n: int, d: int, n_grid: int, available: float) -> float:
-    """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X."""
+    """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X, and
+    what the iterative module holds with ``memory_limit = solver_memory(available)``."""
+    from .large import large_module
+
     buffers = 6 * 2048 * 2048 * 8
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
+    base = buffers + n * d * 8
     held_per_pair = FAMILIES[family].large_solver_bytes
-    if held_per_pair:
-        from .large import large_module
-
-        if large_module(family) is None:  # bounds from the streamed passes only
-            return buffers + n * d * 8
-        held = held_per_pair * n * n  # the solver holds an n × n matrix when it fits
-        return buffers + n * d * 8 + (held if held <= solver_memory(available) else 0.0)
-    return buffers + per_point + n * d * 8
+    if not held_per_pair or large_module(family) is None:
+        return base + per_point  # bounds from the streamed passes only
+    # What the iterative module holds when it fits (Z_t or K in float32, Circles' pairs),
+    # else up to its memory limit; plus a few n × 256 float64 blocks (preconditioner,
+    # Nyström/Ritz basis). Conservative for solvers that recompute tiles instead.
+    held = min(held_per_pair * n * n, solver_memory(available))
+    return base + per_point + 3 * n * 256 * 8 + held
 
 
 def _no_matrix(family: str, dual: bool) -> bool:

@@ -409,10 +409,13 @@ def profiles(
         they were obtained (attribute ``method``: exact, certified bounds, or
         estimate ± error) and their bounds as ``<family>_lower``/``<family>_upper``.
     accuracy : float, optional
-        Target relative accuracy of the large-n iterative methods.
+        Target relative accuracy of the large-n magnitude solver (its ``rtol``; default
+        1e-7).
     time_budget : float, optional
-        Seconds per set and family the large-n methods may spend (then they return
-        the bounds reached).
+        Seconds per set the large-n magnitude solver may spend: scales are solved in
+        increasing order and, once the budget is spent, the remaining scales carry the
+        certified bounds of the streamed passes instead (noted in ``method_note``).
+        The other large-n methods do not take a budget yet.
     device : str or torch.device, optional
         Run the heavy kernels of embedding sets (streamed passes, Circles' candidate
         pairs, the solvers' kernel products) on a torch device (``"cuda"``,

@@ -172,30 +172,51 @@ def vendi_score(
 #: it, or below its inverse, X is divided by a power of two first (exact; the score of the
 #: cosine kernel and the trace-normalised linear kernel does not change).
 _SAFE_EXPONENT = {np.dtype(np.float32): 20, np.dtype(np.float64): 400}
+#: Row sums of squares below this may have lost terms to underflow in the working dtype.
+_TINY_SQUARE = {np.dtype(np.float32): 2.0**-80, np.dtype(np.float64): 2.0**-900}
 
 
 def _global_scale(X: np.ndarray) -> float:
     with np.errstate(all="ignore"):
-        top = float(np.max(np.abs(X)))
+        top = float(max(X.max(), -X.min()))  # no |X| copy: two passes that allocate nothing
     limit = _SAFE_EXPONENT[np.dtype(X.dtype)]
     if not np.isfinite(top) or top == 0.0 or 2.0**-limit <= top <= 2.0**limit:
         return 1.0
     return float(np.ldexp(1.0, np.frexp(top)[1] - 1))
 
 
-def _scaled_blocks(X: np.ndarray, root_w: np.ndarray, normalize: bool):
-    """Row blocks of X, each row scaled by sqrt(w_i) (and 1/|x_i| when normalising)."""
+def _scaled_blocks(X: np.ndarray, root_w: np.ndarray, normalize: bool, reuse: bool = False):
+    """Row blocks of X, each row scaled by sqrt(w_i) (and 1/|x_i| when normalising).
+
+    With ``reuse`` every block is written into the same two buffers (the caller must be done
+    with a block before asking for the next): no allocation per block.
+    """
     from .distances import row_norms
 
     work_dtype = np.float32 if X.dtype == np.float32 else np.float64
     unit = _global_scale(X)
+    bufs = None
+    if reuse:
+        bufs = (np.empty((_BLOCK_ROWS, X.shape[1]), work_dtype),
+                np.empty((_BLOCK_ROWS, X.shape[1]), work_dtype))  # fmt: skip
     for start in range(0, X.shape[0], _BLOCK_ROWS):
         B: np.ndarray = np.asarray(X[start : start + _BLOCK_ROWS], dtype=work_dtype)
         if unit != 1.0:
             B = B / work_dtype(unit)
         scale = root_w[start : start + _BLOCK_ROWS]
+        rows = B.shape[0]
         if normalize:
-            norms = row_norms(B.astype(np.float64))  # no float32 overflow in |x|^2
+            # Squares in the working dtype (entries are within 2^±SAFE after the global scale:
+            # no overflow), summed in float64; rows small enough for squares to underflow
+            # take the exact rescaled float64 norms (a float64 copy of every block costs as
+            # much as the product itself).
+            sq = np.square(B, out=None if bufs is None else bufs[1][:rows]).sum(
+                axis=1, dtype=np.float64
+            )
+            norms = np.sqrt(sq)
+            low = ~(sq >= _TINY_SQUARE[np.dtype(work_dtype)])
+            if low.any():
+                norms[low] = row_norms(B[low].astype(np.float64))
             if not norms.all():
                 row = start + int(np.flatnonzero(norms == 0)[0])
                 raise ValueError(
@@ -204,7 +225,9 @@ def _scaled_blocks(X: np.ndarray, root_w: np.ndarray, normalize: bool):
                     f"normalize=False for the linear kernel."
                 )
             scale = scale / norms
-        yield B * scale.astype(work_dtype)[:, None]
+        yield np.multiply(
+            B, scale.astype(work_dtype)[:, None], out=None if bufs is None else bufs[0][:rows]
+        )
 
 
 def _dual_spectrum(X: np.ndarray, p: np.ndarray | None, normalize: bool) -> np.ndarray:
@@ -223,7 +246,7 @@ def _dual_spectrum(X: np.ndarray, p: np.ndarray | None, normalize: bool) -> np.n
     with np.errstate(all="ignore"):  # inf/NaN input is reported below, with its location
         if d < n:
             C = np.zeros((d, d))
-            for B in _scaled_blocks(X, root_w, normalize):
+            for B in _scaled_blocks(X, root_w, normalize, reuse=True):
                 C += B.T @ B
         else:
             B = np.concatenate(list(_scaled_blocks(X, root_w, normalize))).astype(np.float64)
