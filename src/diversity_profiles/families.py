@@ -73,6 +73,9 @@ class Family:
     #: Bytes per pair its ``<name>_large`` solver holds when that fits in memory (else it
     #: recomputes); 0: only block buffers and per-point arrays.
     large_solver_bytes: float = 0.0
+    #: When that does not fit: True, it keeps what fits (up to its memory limit); False,
+    #: it recomputes tiles and holds no n × n data at all.
+    large_solver_fills_limit: bool = False
     #: Distances on which its large-n method is tight (an iterative ``<name>_large``
     #: module applies); on the others only the streamed passes' wide bounds exist, so
     #: method="auto" keeps the exact method while it fits in memory. None: every distance.
@@ -345,6 +348,7 @@ FAMILIES: dict[str, Family] = {
             auto_exact_max_n=4000,  # O(n²) per threshold in Python loops
             exact_copies=2,  # adjacency, linkage and DSATUR
             large_solver_bytes=8.0,  # circles_large: 16 bytes per pair within the top τ
+            large_solver_fills_limit=True,  # pairs up to the limit; looser above it
             large_distances=("euclidean", "cosine"),  # circles_large
         ),
         Family(

@@ -37,7 +37,9 @@ def solver_memory(available: float) -> float:
     return max(_HEADROOM * available - 2 * 1024**3, 0.5 * 1024**3)
 
 
-def _large_bytes(family: str, n: int, d: int, n_grid: int, available: float) -> float:
+def _large_bytes(
+    family: str, n: int, d: int, n_grid: int, available: float, distance: str | None = None
+) -> float:
     """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X, and
     what the iterative module holds with ``memory_limit = solver_memory(available)``."""
     from .large import large_module
@@ -46,12 +48,14 @@ def _large_bytes(family: str, n: int, d: int, n_grid: int, available: float) -> 
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
     base = buffers + n * d * 8
     held_per_pair = FAMILIES[family].large_solver_bytes
-    if not held_per_pair or large_module(family) is None:
+    if not held_per_pair or large_module(family) is None or not _tight(family, distance):
         return base + per_point  # bounds from the streamed passes only
     # What the iterative module holds when it fits (Z_t or K in float32, Circles' pairs),
-    # else up to its memory limit; plus a few n × 256 float64 blocks (preconditioner,
-    # Nyström/Ritz basis). Conservative for solvers that recompute tiles instead.
-    held = min(held_per_pair * n * n, solver_memory(available))
+    # else its memory limit or nothing (it recomputes tiles); plus a few n × 256 float64
+    # blocks (preconditioner, Nyström/Ritz basis).
+    held, limit = held_per_pair * n * n, solver_memory(available)
+    if held > limit:
+        held = limit if FAMILIES[family].large_solver_fills_limit else 0.0
     return base + per_point + 3 * n * 256 * 8 + held
 
 
@@ -114,7 +118,7 @@ def plan(
             )
             routes[fam] = Route(fam, "exact", exact, why)
             continue
-        large = _large_bytes(fam, n, dim, n_grid, have)
+        large = _large_bytes(fam, n, dim, n_grid, have, distance)
         if method == "exact":
             routes[fam] = Route(fam, "exact", exact, "method='exact'")
         elif method == "large":
