@@ -143,6 +143,17 @@ def test_profiles_on_cpu_torch_equal_the_numpy_engine(distance):
                 tol = 1e-2 * np.abs(ref[var].values)
             elif f"{fam}_error" in ref:
                 tol = np.maximum(tol, ref[f"{fam}_error"].values)
+            elif var.startswith("vendi"):
+                # Randomised Ritz bases: each engine's certified bracket holds the true value,
+                # so the two brackets overlap and the SLQ point lies inside the other's.
+                lo, hi = ref["vendi_lower"].values - tol, ref["vendi_upper"].values + tol
+                if var == "vendi_lower":
+                    assert np.all(got[var].values <= hi), var
+                elif var == "vendi_upper":
+                    assert np.all(got[var].values >= lo), var
+                else:
+                    assert np.all((lo <= got[var].values) & (got[var].values <= hi)), var
+                continue
             assert np.all(np.abs(got[var].values - ref[var].values) <= tol), var
         else:  # float64 sums in another order (and grids derived from them)
             np.testing.assert_allclose(got[var].values, ref[var].values, rtol=1e-10, err_msg=var)

@@ -485,6 +485,20 @@ def threshold_pass(
 # --- Circles' candidate pairs (circles_large) -----------------------------------------------
 
 
+def _gemm_distances(torch: Any, A: Any, B: Any, distance: str) -> tuple[Any, Any]:
+    """Euclidean or cosine distances of the rows of ``A`` and ``B`` from their GEMM (as
+    ``distances._block``), and the pairs too close to trust, which the caller recomputes
+    from row differences in float64."""
+    with full_float32(torch):
+        G = A @ B.T
+    if distance == "cosine":  # close below 1e-4
+        D = torch.clamp_min(1.0 - G, 0.0)
+        return D, D < _CLOSE64
+    norms = (A * A).sum(dim=1)[:, None] + (B * B).sum(dim=1)[None, :]
+    sq = norms - 2.0 * G
+    return torch.sqrt(torch.clamp_min(sq, 0.0)), sq < _CLOSE64 * norms
+
+
 def pair_candidates(
     X: np.ndarray, distance: str, device: str, tile: int, err: float
 ) -> Callable[[int, int, float], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
@@ -498,16 +512,7 @@ def pair_candidates(
 
     def candidates(a: int, b: int, cap: float):
         with full_float32(torch):
-            A, B = X32[a : a + tile], X32[b : b + tile]
-            G = A @ B.T
-            if distance == "cosine":  # as distances._block: close below 1e-4
-                D = torch.clamp_min(1.0 - G, 0.0)
-                close = D < _CLOSE64
-            else:
-                norms = (A * A).sum(dim=1)[:, None] + (B * B).sum(dim=1)[None, :]
-                sq = norms - 2.0 * G
-                close = sq < _CLOSE64 * norms
-                D = torch.sqrt(torch.clamp_min(sq, 0.0))
+            D, close = _gemm_distances(torch, X32[a : a + tile], X32[b : b + tile], distance)
             D = D.to(torch.float64)
             r, c = torch.nonzero(close, as_tuple=True)
             for s in range(0, r.numel(), _CHUNK):
@@ -568,17 +573,7 @@ class DevicePairOperator(PairOperator):
         torch, dev = self.torch, self.device
         rows, cols = _index(torch, rows, dev), _index(torch, cols, dev)
         X = self.ds.rows("float64" if double else "float32")
-        A, B = X[rows], X[cols]
-        with full_float32(torch):
-            G = A @ B.T
-        if self.distance == "cosine":
-            D = torch.clamp_min(1.0 - G, 0.0)
-            close = D < _CLOSE64
-        else:
-            norms = (A * A).sum(dim=1)[:, None] + (B * B).sum(dim=1)[None, :]
-            sq = norms - 2.0 * G
-            close = sq < _CLOSE64 * norms
-            D = torch.sqrt(torch.clamp_min(sq, 0.0))
+        D, close = _gemm_distances(torch, X[rows], X[cols], self.distance)
         r, c = torch.nonzero(close, as_tuple=True)
         for s in range(0, r.numel(), _CHUNK):
             rr, cc = r[s : s + _CHUNK], c[s : s + _CHUNK]
