@@ -23,10 +23,11 @@ from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, jupyterlab
 SETUP = """\
 import json
 import diversity_profiles as dp
-tree = dp.profiles({"A": [[1.0], [2.0], [3.0]], "B": [[0.0], [4.0]]},
-                   representation="line", distance="euclidean", n_points=20)
+profiler = dp.Profiler({"A": [[1.0], [2.0], [3.0]], "B": [[0.0], [4.0]]},
+                       representation="line", distance="euclidean")
+tree = profiler.profiles(n_points=20)
 grid = tree["line/euclidean"].t.values
-explorer = tree.dp.explore()
+explorer = tree.dp.explore(profiler=profiler)  # its matrices let "more" extend a domain
 explorer.observe(lambda change: open("domains.json", "w").write(json.dumps(change["new"])),
                  names="domains")
 explorer
