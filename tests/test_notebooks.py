@@ -36,7 +36,7 @@ def test_notebook_runs_end_to_end(path, tmp_path, monkeypatch):
     for sibling in NOTEBOOKS:
         shutil.copy(sibling, tmp_path / sibling.name)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # models load from local packages, never a hub
-    # The large-n notebook profiles 2 x 20,000 molecules for real; CI runs it at 2 x 6,000
+    # The large-n notebook profiles 2 x 20,000 molecules for real; CI runs it at 2 x 12,000
     # (still above every exact-size threshold, so the large-n path is what it checks).
     monkeypatch.setenv("DP_NOTEBOOK_SMALL", "1")
     nb = nbformat.read(tmp_path / path.name, as_version=4)

@@ -218,6 +218,9 @@ def test_auto_keeps_exact_where_the_large_method_would_only_bound_loosely():
         "vendi": "exact", "magnitude": "exact", "circles": "exact", "energy": "large",
     }  # fmt: skip
     assert "loosely" in tanimoto["vendi"].why
+    # ... up to 2.5 times the exact limit (the exact methods grow as n³); beyond, loose bounds.
+    far = planning.plan(fams, [20_000, 20_000], 2048, distance="tanimoto", available=64e9)
+    assert all(r.method == "large" for r in far.values())
     euclidean = planning.plan(fams, [5000, 5000], 768, distance="euclidean", available=16e9)
     assert all(r.method == "large" for r in euclidean.values())
     # When exact does not fit, the loose bounds are still better than a refusal.

@@ -65,6 +65,12 @@ def _no_matrix(family: str, dual: bool) -> bool:
     return fam.exact_copies is None or (fam.dual_kernel and dual)
 
 
+#: Where a family's large-n method would only bound the distance loosely, method="auto" keeps
+#: it exact up to this multiple of its ``auto_exact_max_n`` (the exact methods grow as n³:
+#: about 15 times the measured limit's time there); beyond it, the loose certified bounds.
+LOOSE_EXACT_FACTOR = 2.5
+
+
 def _tight(family: str, distance: str | None) -> bool:
     """Whether the family's large-n method is tight on ``distance`` (None: unknown, yes)."""
     on = FAMILIES[family].large_distances
@@ -125,7 +131,7 @@ def plan(
             routes[fam] = Route(fam, "large", large, "method='large'")
         elif n <= max_n and exact <= budget:
             routes[fam] = Route(fam, "exact", exact, f"n = {n} <= {max_n}")
-        elif exact <= budget and not _tight(fam, distance):
+        elif exact <= budget and not _tight(fam, distance) and n <= LOOSE_EXACT_FACTOR * max_n:
             why = f"its large-n method only bounds {distance} distances loosely"
             routes[fam] = Route(fam, "exact", exact, why)
         else:
