@@ -164,13 +164,20 @@ def _t_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     ranges = [_magnitude_scale_range(item.D) for item in cond.sets]
     lo = min(r[0] for r in ranges)
     hi = max(r[1] for r in ranges)
-    if not hi > lo:
-        hi = lo * 100.0
-    return (
-        np.geomspace(lo, hi, n_points),
+    return _log_grid(
+        lo,
+        hi,
+        n_points,
         "log grid from where every set's magnitude is within 1% of 1 (normalised) to where "
         "every set reaches 95% of its number of distinct points",
     )
+
+
+def _log_grid(lo: float, hi: float, n_points: int, how: str) -> tuple[np.ndarray, str]:
+    """``n_points`` log-spaced scales from ``lo`` to ``hi`` (two decades when they meet)."""
+    if not hi > lo:
+        hi = lo * 100.0
+    return np.geomspace(lo, hi, n_points), how
 
 
 def _t_domain_large(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
@@ -182,10 +189,10 @@ def _t_domain_large(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
         norm = (large.magnitude_lower_bound(h, n, ts) - 1.0) / max(n - 1, 1)
         lo = min(lo, float(ts[min(int(np.searchsorted(norm, 0.01)), ts.size - 1)]))
         hi = max(hi, float(ts[min(int(np.searchsorted(norm, 0.95)), ts.size - 1)]))
-    if not hi > lo:
-        hi = lo * 100.0
-    return (
-        np.geomspace(lo, hi, n_points),
+    return _log_grid(
+        lo,
+        hi,
+        n_points,
         "log grid from where every set's certified lower bound n^2 / 1'Z_t 1 on the "
         "magnitude is 1% of the way from 1 to n, to where it reaches 95%",
     )
