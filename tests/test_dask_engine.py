@@ -241,11 +241,15 @@ def test_cluster_pair_operator_holds_strips_on_the_workers(client):
     X = _data(900, d=8, seed=11)
     V = np.random.default_rng(11).normal(size=(900, 2))
     K = np.exp(-cdist(X, X) / 2)
-    op = DaskPairOperator(dask_engine.ship(X), "euclidean", partial(_exp_entry, 0.5), block=256)
+    op = DaskPairOperator(
+        dask_engine.ship(X), "euclidean", partial(_exp_entry, 0.5), block=128, held_groups=2
+    )
+    # 8 row blocks (8, 7, ..., 1 tiles) dealt to the two worker threads, 18 tiles each.
+    assert op.groups == op.held_groups == [[0, 384, 512, 896], [128, 256, 640, 768]]
     op.hold()
-    # Four float32 row strips of the upper triangle, as futures on the workers: the client
-    # holds none of K.
-    assert len(op.held) == 4 and all(isinstance(f, distributed.Future) for f in op.held)
+    # The float32 row strips of the upper triangle, one future per group on the workers:
+    # the client holds none of K.
+    assert len(op.held) == 2 and all(isinstance(f, distributed.Future) for f in op.held)
     y = op.matmat(V)
     holders = client.who_has(op.held)
     assert all(len(holders[f.key]) >= 1 for f in op.held)

@@ -2,13 +2,22 @@
 whose tiles are formed on the workers, from the set shipped to them once.
 
 ``magnitude_large`` (preconditioned CG) and ``vendi_large`` (Lanczos and the certifying
-Rayleigh–Ritz pass) spend their time in products with ``K = F(D)``. On a dask set each
-product is one task per row block ``i``: the tiles ``(i, j ≥ i)`` of the upper triangle
-multiply ``V`` on the worker (both ``K_ij V_j`` and ``K_ijᵀ V_i``, as in memory), and the
-partial products (rows ``i:``, plus ``Σ K²`` when asked) are reduced by the tree of
-:func:`.dask_engine._run`. ``hold()`` keeps the float32 row strips of K *on the workers*
-(dask futures, 2 n² bytes over the cluster): later single-precision products are one
-product per strip, on the worker that holds it. No n × n matrix reaches the client.
+Rayleigh–Ritz pass) spend their time in products with ``K = F(D)``. On a dask set the row
+blocks are dealt into one group per worker thread, balanced by their number of tiles, and
+each product is one task per group: for each of its row blocks ``i`` the tiles
+``(i, j ≥ i)`` of the upper triangle multiply ``V`` on the worker (both ``K_ij V_j`` and
+``K_ijᵀ V_i``, as in memory), and the partial products (rows from the group's first block
+on, plus ``Σ K²`` when asked) are reduced by the tree of :func:`.dask_engine._run`.
+``hold()`` keeps the float32 row strips of K *on the workers* (one future per group, 2 n²
+bytes over the cluster): later single-precision products are one product per strip, on the
+worker that holds it. No n × n matrix reaches the client.
+
+Why groups, not one task per row block: a CG iteration is one product, and each task costs
+a scheduler round trip (measured on the loaded 2-core machine at n = 2000 with K held:
+90 ms per product with 8 row-block tasks, 24–50 ms with 2 and a merge). For the same
+reason held strips are split over workers only when each group has at least
+:data:`HELD_BYTES_PER_TASK` of them: below that one task reads its strips faster than a
+second task and a merge cost.
 
 What stays on the client: the few columns of pivoted Cholesky and the diagonal blocks of the
 preconditioner (``columns``, ``tile``), computed from the gathered n × d embeddings with
@@ -21,6 +30,7 @@ in-memory solvers within their stated bounds, not bit for bit.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -29,23 +39,54 @@ import numpy as np
 from ._blockwise import TILE, PairOperator
 from .dask_engine import Shipped, _run, ship, worker_cached
 
-#: Fewest rows per task: at ~3 ms per task, smaller blocks cost more than they balance.
+#: Fewest rows per block: smaller tiles run BLAS far below its peak.
 MIN_BLOCK = 256
+#: Bytes of held float32 strips that make a second task per product worth it (~10 ms of
+#: memory-bound products, a task's round trip on a loaded machine).
+HELD_BYTES_PER_TASK = 64 << 20
 #: Vectors larger than this go to every worker once per product (scatter) instead of
 #: travelling inside each task.
 SCATTER_BYTES = 1 << 20
 
 
-def task_rows(n: int, tasks: int = 8) -> int:
-    """Rows per task: about ``tasks`` row blocks, a multiple of 128 in [256, TILE].
+def block_rows(n: int, blocks: int = 8) -> int:
+    """Rows per block: about ``blocks`` row blocks, a multiple of 128 in [256, TILE].
 
     Examples
     --------
-    >>> task_rows(600), task_rows(4000), task_rows(100_000)
+    >>> block_rows(600), block_rows(4000), block_rows(100_000)
     (256, 512, 2048)
     """
-    rows = 128 * math.ceil(n / tasks / 128)
+    rows = 128 * math.ceil(n / blocks / 128)
     return int(min(max(rows, MIN_BLOCK), TILE))
+
+
+def deal(n: int, block: int, groups: int) -> list[list[int]]:
+    """The row-block starts dealt into at most ``groups`` groups of nearly equal work (a row
+    block starting at ``i`` has ``⌈(n − i)/block⌉`` tiles), heaviest first.
+
+    Examples
+    --------
+    >>> deal(2048, 256, 2)          # 8 blocks of 8, 7, ..., 1 tiles: 18 tiles each
+    [[0, 768, 1024, 1792], [256, 512, 1280, 1536]]
+    """
+    starts = list(range(0, n, block))
+    load = [0] * max(1, min(groups, len(starts)))
+    out: list[list[int]] = [[] for _ in load]
+    for i in starts:  # already heaviest first
+        g = load.index(min(load))
+        out[g].append(i)
+        load[g] += math.ceil((n - i) / block)
+    return out
+
+
+def _threads(shipped: Shipped) -> int:
+    """Worker threads of the cluster (of this machine without one)."""
+    client = shipped.client
+    if client is None:
+        return os.cpu_count() or 1
+    workers = client.scheduler_info()["workers"].values()
+    return max(1, sum(int(w.get("nthreads", 1)) for w in workers))
 
 
 def on_workers(shipped: Shipped, X: np.ndarray) -> Shipped:
@@ -68,7 +109,12 @@ class DaskPairOperator(PairOperator):
         As :class:`PairOperator`; ``entry`` must pickle (a module-level function or a
         ``functools.partial`` of one, not a closure).
     block : int, optional
-        Rows per task (default :func:`task_rows`).
+        Rows per block (default :func:`block_rows` for four blocks per worker thread).
+    groups : int, optional
+        Tasks per product (default: the worker threads).
+    held_groups : int, optional
+        Tasks per product with the held strips (default: one per
+        :data:`HELD_BYTES_PER_TASK` of strips, at most ``groups``).
 
     Examples
     --------
@@ -93,10 +139,17 @@ class DaskPairOperator(PairOperator):
         *,
         scale: np.ndarray | None = None,
         block: int | None = None,
+        groups: int | None = None,
+        held_groups: int | None = None,
     ):
         super().__init__(shipped.X, distance, entry, scale=scale)
         self.shipped = shipped
-        self.block = int(block or task_rows(self.n))
+        groups = int(groups or _threads(shipped))
+        self.block = int(block or block_rows(self.n, 4 * groups))
+        self.groups = deal(self.n, self.block, groups)
+        if held_groups is None:
+            held_groups = min(groups, math.ceil(2.0 * self.n * self.n / HELD_BYTES_PER_TASK))
+        self.held_groups = deal(self.n, self.block, held_groups)
         # The weights go to every worker once, not with every task.
         self._scale = self._send(self.scale, always=True)
 
@@ -106,28 +159,27 @@ class DaskPairOperator(PairOperator):
             return a
         return client.scatter(a, broadcast=True, hash=False)
 
-    def _args(self, i: int) -> tuple:
-        return (self.distance, self.entry, self._scale, i, self.block)
+    def _args(self, starts: list[int]) -> tuple:
+        return (self.distance, self.entry, self._scale, starts, self.block)
 
     def hold(self) -> None:
-        """Form the float32 row strips of K's upper triangle on the workers (futures; on
-        dask's local scheduler, in this process) for the single-precision products."""
+        """Form the float32 row strips of K's upper triangle on the workers, one future per
+        group (on dask's local scheduler: in this process), for the single-precision
+        products."""
         if self.held is not None:
             return
-        starts = range(0, self.n, self.block)
         client = self.shipped.client
         if client is not None:
-            top = len(starts)
             self.held = [
-                client.submit(_strip_task, self.shipped.handle, *self._args(i),
-                              priority=top - k, pure=False)
-                for k, i in enumerate(starts)
+                client.submit(_strips_task, self.shipped.handle, *self._args(starts),
+                              pure=False)
+                for starts in self.held_groups
             ]  # fmt: skip
             return
         import dask
 
-        call = dask.delayed(_strip_task, pure=True)
-        parts = [call(self.shipped.handle, *self._args(i)) for i in starts]
+        call = dask.delayed(_strips_task, pure=True)
+        parts = [call(self.shipped.handle, *self._args(starts)) for starts in self.held_groups]
         self.held = list(dask.persist(*parts, scheduler="threads"))
 
     def matmat(
@@ -144,10 +196,13 @@ class DaskPairOperator(PairOperator):
         V2 = np.ascontiguousarray(V[:, None] if vec else V, dtype=dtype)
         strips = None if double or sum_squares else self.held
         Vh = self._send(V2)
-        rows = [
-            (*self._args(i), Vh, double, sum_squares, None if strips is None else strips[k])
-            for k, i in enumerate(range(0, self.n, self.block))
-        ]
+        if strips is None:
+            rows = [(*self._args(g), Vh, double, sum_squares, None) for g in self.groups]
+        else:
+            rows = [
+                (*self._args(g), Vh, False, False, strips[k])
+                for k, g in enumerate(self.held_groups)
+            ]
         _, out, total = _run(self.shipped, _product_task, rows, _merge_products)
         out = out[:, 0] if vec else out
         return (out, total) if sum_squares else out
@@ -163,40 +218,45 @@ def _operator(X: np.ndarray, distance: str, entry, scale) -> PairOperator:
     return PairOperator(X, distance, entry, scale=scale, X32=X32)
 
 
-def _strip_task(X, distance, entry, scale, i, block) -> np.ndarray:
-    """Rows ``i:i+block`` of K from column ``i`` on, in float32, tile by tile."""
+def _strips_task(X, distance, entry, scale, starts, block) -> list[np.ndarray]:
+    """Per row block ``i`` of the group: rows ``i:i+block`` of K from column ``i`` on, in
+    float32, formed tile by tile."""
     op = _operator(X, distance, entry, scale)
-    rows = slice(i, min(i + block, op.n))
-    S = np.empty((rows.stop - i, op.n - i), dtype=np.float32)
-    for j in range(i, op.n, block):
-        stop = min(j + block, op.n)
-        S[:, j - i : stop - i] = op.tile(rows, slice(j, stop), double=False)
-    return S
+    strips = []
+    for i in starts:
+        rows = slice(i, min(i + block, op.n))
+        S = np.empty((rows.stop - i, op.n - i), dtype=np.float32)
+        for j in range(i, op.n, block):
+            stop = min(j + block, op.n)
+            S[:, j - i : stop - i] = op.tile(rows, slice(j, stop), double=False)
+        strips.append(S)
+    return strips
 
 
-def _product_task(X, distance, entry, scale, i, block, V, double, sum_squares, strip):
-    """Row block ``i``'s share of ``K V``: rows ``i:`` (float64) and its ``Σ K_ij²``."""
+def _product_task(X, distance, entry, scale, starts, block, V, double, sum_squares, strips):
+    """The group's share of ``K V``: rows from its first block on (float64), and ``Σ K_ij²``
+    of its tiles."""
     op = _operator(X, distance, entry, scale)
-    n = op.n
-    stop = min(i + block, n)
-    m = stop - i
-    y = np.zeros((n - i, V.shape[1]))
-    Vi = V[i:stop]
-    if strip is not None:  # the held strip: diagonal tile and those right of it
-        y[:m] += strip @ V[i:]
-        y[m:] += strip[:, m:].T @ Vi
-        return i, y, 0.0
+    n, first = op.n, min(starts)
+    y = np.zeros((n - first, V.shape[1]))
     total = 0.0
-    for j in range(i, n, block):
-        cols = slice(j, min(j + block, n))
-        T = op.tile(slice(i, stop), cols, double=double)
-        y[:m] += T @ V[cols]
-        if j != i:
-            y[j - i : cols.stop - i] += T.T @ Vi
-        if sum_squares:
-            s = float(np.einsum("ij,ij->", T, T, dtype=np.float64))
-            total += s if j == i else 2.0 * s
-    return i, y, total
+    for k, i in enumerate(starts):
+        stop = min(i + block, n)
+        m, Vi, yi = stop - i, V[i:stop], y[i - first :]
+        if strips is not None:  # the held strip: the diagonal tile and those right of it
+            yi[:m] += strips[k] @ V[i:]
+            yi[m:] += strips[k][:, m:].T @ Vi
+            continue
+        for j in range(i, n, block):
+            cols = slice(j, min(j + block, n))
+            T = op.tile(slice(i, stop), cols, double=double)
+            yi[:m] += T @ V[cols]
+            if j != i:
+                yi[j - i : cols.stop - i] += T.T @ Vi
+            if sum_squares:
+                s = float(np.einsum("ij,ij->", T, T, dtype=np.float64))
+                total += s if j == i else 2.0 * s
+    return first, y, total
 
 
 def _merge_products(*parts):
