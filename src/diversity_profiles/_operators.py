@@ -49,4 +49,3 @@ def solver_input(X: Any, shipped: Shipped | None, func: str) -> tuple[Any, Shipp
         X = gather_set(X, func, "X")
         shipped = ship(X)
     return X, shipped
-

@@ -13,8 +13,9 @@ is a delayed graph on dask's local threaded scheduler. dask is imported
 only when this module is used: ``pip install "diversity-profiles[dask]"``.
 
 Besides the two passes: :func:`gram` (the d × d covariance of the rows, for the dual
-form of cosine Vendi) and :func:`kernel_matvec` (``K v`` for a kernel of the distances,
-the primitive an iterative solver needs).
+form of cosine Vendi) and :func:`kernel_matvec` (``K v`` for a kernel of the distances).
+The large-n solvers' own products run through :class:`.dask_operator.DaskPairOperator`
+(the same shipped set, held float32 strips of K on the workers).
 """
 
 from __future__ import annotations

@@ -226,9 +226,7 @@ def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regular
     # matters and the float32 Z stops being positive definite (measured: pᵀZp < 0 at
     # t·mean D ≈ 0.1). expm1(−tD) keeps its relative accuracy: store it and add 11ᵀ.
     if t * mean_d < 0.7:
-        op32 = pair_operator(
-            X, distance, partial(_expm1_entry, t), device=device, shipped=shipped
-        )
+        op32 = pair_operator(X, distance, partial(_expm1_entry, t), device=device, shipped=shipped)
 
         def matvec32(v):
             return op32.matmat(v) + v.sum()
