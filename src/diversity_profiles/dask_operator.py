@@ -185,10 +185,11 @@ class DaskPairOperator(PairOperator):
     def matmat(
         self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
     ) -> np.ndarray | tuple[np.ndarray, float]:
-        """``K @ V`` in float64 (see :meth:`PairOperator.matmat`), one task per row block.
+        """``K @ V`` in float64 (see :meth:`PairOperator.matmat`), one task per group of
+        row blocks.
 
         ``V`` is cast to the tiles' precision on the client (float32 halves what travels);
-        each task multiplies its tiles (or its held strip) in that precision and sums into
+        each task multiplies its tiles (or its held strips) in that precision and sums into
         float64, and the partials are added up by a tree.
         """
         vec = V.ndim == 1
