@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread
-from ._operators import pair_operator
+from ._operators import pair_operator, solver_input
 from ._pcg import pivoted_cholesky
 from ._spectral_bounds import vendi_bracket
 from ._validation import as_finite_array, check_parameter, one_of
 from .torch_engine import namespace
+
+if TYPE_CHECKING:
+    from .dask_engine import Shipped
 
 __all__ = ["VendiBounds", "gaussian_sum_squares", "vendi_large"]
 
@@ -49,21 +54,25 @@ class VendiBounds:
     kind: list[str]
     n_distinct: int = 0
     details: dict = field(default_factory=dict)
+    #: Where the products with K ran: ``"numpy"`` (this process), ``"torch"`` or ``"dask"``.
+    engine: str = "numpy"
 
 
-def _gaussian_entry(bandwidth: float):
-    c = -1.0 / (2.0 * bandwidth * bandwidth)
-
-    def entry(D: np.ndarray, out: np.ndarray) -> None:  # numpy, or tensors on a device
-        xp = namespace(D)
-        xp.square(D, out=out)
-        out *= c
-        xp.exp(out, out=out)
-
-    return entry
+def _gaussian(c: float, D: np.ndarray, out: np.ndarray) -> None:
+    """``out = exp(c·D²)``: numpy, or tensors on a device (module level: it pickles)."""
+    xp = namespace(D)
+    xp.square(D, out=out)
+    out *= c
+    xp.exp(out, out=out)
 
 
-def _operator(X, bandwidth: float, weights, device=None) -> tuple[PairOperator, int]:
+def _gaussian_entry(bandwidth: float) -> partial:
+    """The Gaussian kernel's entry function, picklable (dask workers receive it)."""
+    return partial(_gaussian, -1.0 / (2.0 * bandwidth * bandwidth))
+
+
+def _operator(X, bandwidth: float, weights, device=None, shipped=None) -> tuple[PairOperator, int]:
+    X, shipped = solver_input(X, shipped, FUNC)
     arr = as_finite_array(X, "X", FUNC, ndim=2)
     n = arr.shape[0]
     if weights is None:
@@ -72,11 +81,16 @@ def _operator(X, bandwidth: float, weights, device=None) -> tuple[PairOperator, 
     else:
         Xd, p = arr, np.asarray(weights, dtype=np.float64) / float(np.sum(weights))
     entry = _gaussian_entry(bandwidth)
-    return pair_operator(Xd, "euclidean", entry, scale=np.sqrt(p), device=device), n
+    op = pair_operator(Xd, "euclidean", entry, scale=np.sqrt(p), device=device, shipped=shipped)
+    return op, n
 
 
 def gaussian_sum_squares(
-    X: ArrayLike, bandwidth: float, *, weights: ArrayLike | None = None
+    X: ArrayLike,
+    bandwidth: float,
+    *,
+    weights: ArrayLike | None = None,
+    shipped: Shipped | None = None,
 ) -> float:
     r"""``‖K/n‖_F² = Σ_ij K_ij²/n²`` of the Gaussian kernel, from float64 tiles.
 
@@ -90,7 +104,7 @@ def gaussian_sum_squares(
     >>> gaussian_sum_squares([[0.0], [100.0]], 1.0)
     0.5
     """
-    op, _ = _operator(X, float(bandwidth), weights)
+    op, _ = _operator(X, float(bandwidth), weights, shipped=shipped)
     return float(op.matmat(np.zeros(op.n), double=True, sum_squares=True)[1])
 
 
@@ -108,6 +122,7 @@ def vendi_large(
     weights: ArrayLike | None = None,
     precision: str = "auto",
     device: str | None = None,
+    shipped: Shipped | None = None,
 ) -> VendiBounds:
     r"""Vendi scores of the Gaussian kernel ``exp(−|x−y|²/2h²)`` of ``X`` at orders ``q``.
 
@@ -115,7 +130,9 @@ def vendi_large(
     ----------
     X : array_like, shape (n, d)
         Embeddings (Euclidean distance). Identical rows are merged with their multiplicity
-        as weight, which leaves the nonzero spectrum of K/n unchanged.
+        as weight, which leaves the nonzero spectrum of K/n unchanged. A dask array (or
+        chunked DataArray) is gathered once and shipped to the dask workers, where the
+        products with K then run (see ``shipped``).
     q : float or array_like of float
         Orders in [0, inf].
     bandwidth : float
@@ -139,6 +156,11 @@ def vendi_large(
     device : str, optional
         A torch device (``"cuda:0"``, ``"cpu"``) for the tiles of K and their products
         (the float64 certifying pass too); the Lanczos vectors stay on the host.
+    shipped : Shipped, optional
+        ``X`` already on the dask workers (:func:`.dask_engine.ship`): the products with
+        K (the certifying pass too) run there as upper-triangle row-block tasks and the
+        float32 K is held there (:class:`.dask_operator.DaskPairOperator`); pivoted
+        Cholesky's columns and the Lanczos vectors stay on the client.
 
     Returns
     -------
@@ -196,7 +218,7 @@ def vendi_large(
     if not (math.isfinite(h) and h > 0):
         raise ValueError(f"The 'bandwidth' argument of {FUNC} must be > 0. Got {bandwidth!r}.")
     one_of(precision, "precision", FUNC, ("auto", "single", "double"))
-    op, n_total = _operator(X, h, weights, device)
+    op, n_total = _operator(X, h, weights, device, None if device is not None else shipped)
     # One BLAS thread: on the shared 2-core machine two threads competing with other
     # processes made a 1500 × 200 QR 100× slower; GEMM loses at most 2× on an idle one.
     with one_thread():
@@ -233,6 +255,7 @@ def _vendi_large(op, n_total, qs, rank, probes, steps, power_iterations, seed, l
         upper=np.empty(len(qs)), kind=[""] * len(qs), n_distinct=N,
         details={"rank": len(theta), "rho": rho, "sum_squares": fro2,
                  "precision": slq["precision"], "held": op.held is not None},
+        engine=op.engine,
     )  # fmt: skip
     rank_floor = int(np.count_nonzero(theta > cut))
     for k, qk in enumerate(qs):
