@@ -68,16 +68,16 @@ def test_magnitude_large_matches_exact(name):
     assert np.all(r.iterations > 0)
 
 
-def test_magnitude_large_cosine_and_recompute_mode():
+def test_magnitude_large_cosine_and_every_memory_mode():
     rng = np.random.default_rng(3)
     X = _clustered(rng, 300, 12)
     D = pairwise_distances(X, "cosine")
     ts = np.array([0.5, 5.0, 50.0])
     exact = dp.magnitude(D, ts)
-    held = magnitude_large(X, ts, distance="cosine")
-    tiles = magnitude_large(X, ts, distance="cosine", memory_limit=1000)
-    assert (held.mode, tiles.mode) == ("held", "recompute")
-    for r in (held, tiles):
+    # float64 D held once; float32 Z_t held (4n² bytes fit, D does not); tiles recomputed
+    modes = [magnitude_large(X, ts, distance="cosine", memory_limit=m) for m in (None, 1e6, 1e3)]
+    assert [r.mode for r in modes] == ["distances", "held", "recompute"]
+    for r in modes:
         np.testing.assert_allclose(r.value, exact, rtol=1e-6)
         assert np.all(r.lower <= exact * (1 + 1e-12))
 

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike
 
 from . import _pcg
 from ._blockwise import DEFAULT_MEMORY, distinct_rows, one_thread
+from ._held_distances import HeldDistances, held_bytes
 from ._operators import pair_operator
 from ._validation import check_parameter, one_of
 from .distances import _block, prepare_embeddings
@@ -152,7 +153,10 @@ def magnitude_large(
     Xd, _ = distinct_rows(arr)
     n = Xd.shape[0]
     limit = DEFAULT_MEMORY if memory_limit is None else float(memory_limit)
-    mode = "held" if 4.0 * n * n <= limit else "recompute"
+    if device is None and held_bytes(n) <= limit:
+        mode = "distances"
+    else:
+        mode = "held" if 4.0 * n * n <= limit else "recompute"
     order = np.argsort(ts)
     m = len(ts)
     out = MagnitudeBounds(
@@ -166,21 +170,35 @@ def magnitude_large(
     mean_d = float(_block(rows, Xd, distance)[0].mean())
     deadline = None if time_budget is None else time.perf_counter() + float(time_budget)
     with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
+        held = HeldDistances(Xd, distance) if mode == "distances" else None
         _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
                    regularization=regularization, max_iter=max_iter, shift=_shift,
-                   mean_d=mean_d, device=device, deadline=deadline)  # fmt: skip
+                   mean_d=mean_d, device=device, deadline=deadline, held=held)  # fmt: skip
     return out
 
 
-def _solve_all(Xd, distance, ts, order, out, *, deadline=None, **options):
-    w = None
+@dataclass
+class _Carry:
+    """What one scale hands the next: solutions (warm start) and the preconditioner."""
+
+    ws: list = field(default_factory=list)  # (log t, w) of the last two scales
+    precond: _pcg.Preconditioner | None = None
+    base: int = 0  # fewest iterations of a first solve with this preconditioner
+    excess: int = 0  # iterations spent above ``base`` since it was built
+
+
+def _solve_all(Xd, distance, ts, order, out, *, deadline, held, mean_d, device, mode,
+               **solver_options):  # fmt: skip
+    operator_options = {"mean_d": mean_d, "device": device, "mode": mode}
+    carry = _Carry()
     for k in order:
-        if deadline is not None and w is not None and time.perf_counter() > deadline:
+        if deadline is not None and carry.ws and time.perf_counter() > deadline:
             out.value[k] = out.lower[k] = out.upper[k] = np.nan
             out.kind[k] = "skipped"
             continue
-        res = _solve_scale(Xd, distance, float(ts[k]), w, **options)
-        w = res.pop("w")
+        t = float(ts[k])
+        op, matvec32 = _operators(Xd, distance, t, held=held, **operator_options)
+        res = _solve_scale(op, matvec32, math.log(t), carry, **solver_options)
         out.value[k], out.lower[k], out.upper[k] = res["value"], res["lower"], res["upper"]
         out.kind[k], out.iterations[k] = res["kind"], res["iterations"]
         out.breakdowns += [f"t={ts[k]:.6g}: {b}" for b in res["breakdowns"]]
@@ -195,16 +213,22 @@ def _expm1_entry(t: float):
     return entry
 
 
-def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regularization,
-                 max_iter, shift, device):  # fmt: skip
-    op = pair_operator(X, distance, _entry(t), device=device)
-    n = op.n
-    ones = np.ones(n)
-    # Where Z_t ≈ 11ᵀ (t·mean D small) float32 entries keep only ~1e-7 of the 1 − tD that
-    # matters and the float32 Z stops being positive definite (measured: pᵀZp < 0 at
-    # t·mean D ≈ 0.1). expm1(−tD) keeps its relative accuracy: store it and add 11ᵀ.
-    if t * mean_d < 0.7:
-        op32 = pair_operator(X, distance, _expm1_entry(t), device=device)
+def _operators(Xd, distance, t, *, held, mean_d, device, mode):
+    """Z_t at one scale: an operator for the float64 products, tiles and columns, and the
+    float32 product the iterations use.
+
+    Where Z_t ≈ 11ᵀ (t·mean D small) float32 entries keep only ~1e-7 of the 1 − tD that
+    matters and the float32 Z stops being positive definite (measured: pᵀZp < 0 at
+    t·mean D ≈ 0.1). expm1(−tD) keeps its relative accuracy: store it and add 11ᵀ.
+    """
+    small = t * mean_d < 0.7
+    if held is not None:
+        Z = held.kernel(t)
+        Z.fill32(expm1=small)
+        return Z, Z.matvec32
+    op = pair_operator(Xd, distance, _entry(t), device=device)
+    if small:
+        op32 = pair_operator(Xd, distance, _expm1_entry(t), device=device)
 
         def matvec32(v):
             return op32.matmat(v) + v.sum()
@@ -212,12 +236,55 @@ def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regular
         op32, matvec32 = op, op.matmat
     if mode == "held":
         op32.hold()
-    precond, _ = _pcg.build_preconditioner(
-        op, rank=rank, block=block, regularization=regularization, _shift=shift
-    )
+    return op, matvec32
+
+
+def _warm_start(carry: _Carry, log_t: float, n: int) -> np.ndarray:
+    """The previous scale's solution, extrapolated linearly in log t from the last two."""
+    if not carry.ws:
+        return np.full(n, 1.0 / n)
+    (s1, w1) = carry.ws[-1]
+    if len(carry.ws) < 2:
+        return w1.copy()
+    s0, w0 = carry.ws[-2]
+    return w1 + (w1 - w0) * ((log_t - s1) / (s1 - s0))
+
+
+def _solve_scale(op, matvec32, log_t, carry, *, rtol, rank, block, regularization,
+                 max_iter, shift):  # fmt: skip
+    n = op.n
+    ones = np.ones(n)
+    state = {"iterations": 0, "breakdowns": [], "level": 0}
+
+    def build():
+        precond, _ = _pcg.build_preconditioner(
+            op, rank=rank, block=block, regularization=regularization, _shift=shift
+        )
+        return precond
 
     def matvec64(v):
         return op.matmat(v, double=True)
+
+    # The previous scale's preconditioner (M = B + LLᵀ stays positive definite whatever t
+    # is) is reused until the iterations it costs above its best (the first solves grow as
+    # t moves away) add up to a rebuild, whose cost in iterations grows as rank²/n
+    # (a rebuild ≈ 36 iterations at n = 4,000, measured). A first solve that alone runs
+    # past that rebuilds at once and goes on from where it stopped.
+    cost = int(1.5 * (rank * rank + block * block) / n) + 2
+    fresh = carry.precond is None or carry.excess >= cost
+    precond = build() if fresh else carry.precond
+    x = _warm_start(carry, log_t, n)
+    if not fresh:
+        try:
+            x, it, _ = _pcg.pcg(matvec32, ones, x, precond, tol=1e-5, maxiter=carry.base + cost)
+        except _pcg.Breakdown as exc:
+            x, it = exc.x, carry.base + cost
+            state["breakdowns"].append(f"reused preconditioner: {exc}; rebuilt it")
+        state["iterations"] += it
+        carry.excess += max(it - carry.base, 0)
+        carry.base = min(carry.base, it)
+        if it >= carry.base + cost:
+            precond, fresh = build(), True
 
     # Escalation: float32 PCG, float32 plain CG (a bad preconditioner cannot break it),
     # float64 PCG, float64 plain CG. A breakdown or a solve that does not converge moves
@@ -228,7 +295,6 @@ def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regular
         (matvec64, precond, "float64 PCG"),
         (matvec64, _pcg.identity, "float64 CG"),
     ]
-    state = {"iterations": 0, "breakdowns": [], "level": 0}
 
     def solve(b, x0, tol):
         x = x0
@@ -245,19 +311,29 @@ def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regular
             state["level"] += 1
             state["breakdowns"].append(f"{problem}; switched to {levels[state['level']][2]}")
 
-    w = np.full(n, 1.0 / n) if w0 is None else w0
-    w = solve(ones, w, 1e-5)
-    best_lower, gap, rowmax = -math.inf, math.inf, None
+    if fresh:
+        before = state["iterations"]
+        w = solve(ones, x, 1e-5)
+        carry.base, carry.excess = state["iterations"] - before, 0
+    else:
+        w = x
+    best_lower, gap, lam_min = -math.inf, None, None
+    dw = None
     for _ in range(8):
-        if rowmax is None:  # the first float64 product also gives the Gershgorin rows
+        if lam_min is None:  # the first float64 product also gives the Gershgorin rows
             Zw = op.matmat(np.column_stack([w, ones]), double=True)
-            rowmax = float(Zw[:, 1].max()) - 1.0
+            lam_min = 2.0 - float(Zw[:, 1].max()) - 1e-12 * n  # 1 − max off-diagonal row sum
             Zw = Zw[:, 0]
         else:
             Zw = op.matmat(w, double=True)
         r = ones - Zw
         lower = float(w.sum() + w @ r)
         best_lower = max(best_lower, lower)
+        # Mag − lower = rᵀZ⁻¹r ≤ ‖r‖²/λ_min: certified, and when that is already within
+        # rtol no estimate of the gap is needed.
+        if lam_min > 0 and float(r @ r) / lam_min <= rtol * best_lower:
+            gap, dw = None, None
+            break
         dw = solve(r, np.zeros(n), 1e-4)
         # 2rᵀδ − δᵀZδ ≤ rᵀZ⁻¹r: a (float32-accurate) lower estimate of the gap, never an
         # overshoot even if δ is poor.
@@ -265,15 +341,19 @@ def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regular
         if gap <= rtol * best_lower:
             break
         w = w + dw
-    lam_min = 1.0 - rowmax - 1e-12 * n
+        dw = None
     if lam_min > 0:
         upper, kind = best_lower + float(r @ r) / lam_min, "certified"
     else:
         # Twice the CG gap estimate, plus the float64 rounding of the lower bound itself
         # (a sum of n products of n-term sums: ~1e-10 relative at n = 10^5, generously).
         upper, kind = best_lower + 2.0 * gap + 1e-10 * best_lower, "estimate"
-    value = min(best_lower + gap, upper)
+    value = (best_lower + upper) / 2 if gap is None else min(best_lower + gap, upper)
+    # Hand on the best solution (w + δ when δ was computed) and a preconditioner that did
+    # not break down; a rebuilt one records how many iterations it needed.
+    carry.ws = [*carry.ws[-1:], (log_t, w if dw is None else w + dw)]
+    carry.precond = precond if state["level"] == 0 else None
     return {
-        "w": w, "value": value, "lower": best_lower, "upper": upper, "kind": kind,
+        "value": value, "lower": best_lower, "upper": upper, "kind": kind,
         "iterations": state["iterations"], "breakdowns": state["breakdowns"],
     }  # fmt: skip
