@@ -68,18 +68,96 @@ def test_magnitude_large_matches_exact(name):
     assert np.all(r.iterations > 0)
 
 
-def test_magnitude_large_cosine_and_recompute_mode():
+def test_magnitude_large_cosine_and_every_memory_mode():
     rng = np.random.default_rng(3)
     X = _clustered(rng, 300, 12)
     D = pairwise_distances(X, "cosine")
     ts = np.array([0.5, 5.0, 50.0])
     exact = dp.magnitude(D, ts)
-    held = magnitude_large(X, ts, distance="cosine")
-    tiles = magnitude_large(X, ts, distance="cosine", memory_limit=1000)
-    assert (held.mode, tiles.mode) == ("held", "recompute")
-    for r in (held, tiles):
+    # float64 D held once; float32 Z_t held (4n² bytes fit, D does not); tiles recomputed
+    modes = [magnitude_large(X, ts, distance="cosine", memory_limit=m) for m in (None, 1e6, 1e3)]
+    assert [r.mode for r in modes] == ["distances", "held", "recompute"]
+    for r in modes:
         np.testing.assert_allclose(r.value, exact, rtol=1e-6)
         assert np.all(r.lower <= exact * (1 + 1e-12))
+
+
+def _benchmark_data(n, d=768, seed=0):
+    """benchmarks/large_n.py's data: 50 clusters in a 64-d subspace plus noise."""
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(rng.standard_normal((d, 64)))[0]
+    centres = 3.0 * rng.standard_normal((50, 64))
+    X = (centres[rng.integers(0, 50, n)] + rng.standard_normal((n, 64))) @ basis.T
+    return X + 0.3 * rng.standard_normal((n, d))
+
+
+def _default_grid(D, m):
+    """The large-n default grid's span: where n²/1ᵀZ_t1 (normalised) reaches 1% and 95%."""
+    n = len(D)
+    d = D[np.triu_indices(n, 1)]
+    ts = np.geomspace(1e-3, 1e3, 241) / d.mean()
+    norm = np.array([(n * n / (n + 2 * np.exp(-t * d).sum()) - 1) / (n - 1) for t in ts])
+    return np.geomspace(ts[np.searchsorted(norm, 0.01)], ts[np.searchsorted(norm, 0.95)], m)
+
+
+def test_magnitude_large_meets_the_issue_target_on_benchmark_data():
+    # Issue 12's target, at a size the dense exact path affords in a test: relative error
+    # ≤ 1e-5 at every scale of the default grid's span, the truth inside the bounds, with
+    # the float64 distances held once (the fast mode) and with Z_t formed per scale.
+    X = _benchmark_data(1000)
+    D = pairwise_distances(X)
+    ts = _default_grid(D, 16)
+    exact = dp.magnitude(D, ts)
+    fast = magnitude_large(X, ts)
+    assert fast.mode == "distances"
+    per_scale = magnitude_large(X, ts[::5], memory_limit=4.0 * 1000**2 + 1)
+    assert per_scale.mode == "held"
+    for r, truth in ((fast, exact), (per_scale, exact[::5])):
+        assert np.all(np.abs(r.value - truth) <= 1e-5 * truth)
+        assert np.all(r.lower <= truth * (1 + 1e-12))
+        assert np.all(truth <= r.upper * (1 + 1e-12))
+        assert r.breakdowns == []
+    assert "certified" in fast.kind  # Gershgorin certifies the upper end of the grid
+
+
+def test_magnitude_large_rebuilds_a_reused_preconditioner_and_stays_exact(monkeypatch):
+    # A small preconditioner makes a rebuild cheap: it is reused across scales and rebuilt
+    # when its extra iterations add up; every scale still matches the dense path.
+    from diversity_profiles import _pcg
+
+    builds = []
+    build = _pcg.build_preconditioner
+
+    def counted(*args, **kwargs):
+        builds.append(1)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(_pcg, "build_preconditioner", counted)
+    X = _benchmark_data(600, d=64, seed=1)
+    D = pairwise_distances(X)
+    ts = _default_grid(D, 20)
+    r = magnitude_large(X, ts, rank=20, block=32)
+    assert 1 < len(builds) < len(ts)
+    exact = dp.magnitude(D, ts)
+    assert np.all(np.abs(r.value - exact) <= 1e-5 * exact)
+    assert np.all(r.lower <= exact * (1 + 1e-12)) and np.all(exact <= r.upper * (1 + 1e-12))
+
+
+def test_held_distances_are_the_refined_distances():
+    # Near-duplicates (recomputed from the difference) and exact duplicates across tiles.
+    from diversity_profiles._blockwise import TILE
+    from diversity_profiles._held_distances import distance_matrix_tiled
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(TILE + 300, 8))
+    X[TILE + 10] = X[3] + 1e-9
+    X[TILE + 20] = X[7]
+    for distance in ("euclidean", "cosine"):
+        Xp = X / np.linalg.norm(X, axis=1, keepdims=True) if distance == "cosine" else X
+        D = distance_matrix_tiled(Xp, distance)
+        assert np.array_equal(D, D.T) and not np.diagonal(D).any()
+        np.testing.assert_allclose(D, pairwise_distances(X, distance), rtol=1e-12, atol=1e-14)
+        assert D[TILE + 20, 7] == 0.0 and D[TILE + 10, 3] > 0
 
 
 def test_magnitude_large_breakdown_is_caught_not_hidden():

@@ -156,6 +156,9 @@ def test_planner_routes_by_size():
     assert routes["magnitude"].nbytes >= 4.0 * 50_000**2
     assert routes["vendi"].nbytes >= 4.0 * 50_000**2
     assert limit <= routes["circles"].nbytes <= 0.8 * 16e9
+    # magnitude_large holds the float64 distances beside Z_t (12 n²) where both fit
+    held = planning.plan(["magnitude"], [10_000], 768, available=16e9)["magnitude"].nbytes
+    assert 12.0 * 10_000**2 <= held < 12.0 * 10_000**2 + 1e9
     small = planning.plan(["magnitude", "vendi"], [50_000], 768, available=8e9)
     assert all(r.nbytes < 1e9 for r in small.values())
     routes = planning.plan(["vendi"], [50_000], 768, dual_vendi=True, available=100e9)

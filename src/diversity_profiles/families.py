@@ -71,8 +71,9 @@ class Family:
     #: The exact method streams the pairs unless a distance matrix is formed anyway.
     streams_exact: bool = False
     #: Bytes per pair its ``<name>_large`` solver holds when that fits in memory (else it
-    #: recomputes); 0: only block buffers and per-point arrays.
-    large_solver_bytes: float = 0.0
+    #: recomputes); 0: only block buffers and per-point arrays. A tuple lists its memory
+    #: modes, largest first: it holds the first that fits.
+    large_solver_bytes: float | tuple[float, ...] = 0.0
     #: When that does not fit: True, it keeps what fits (up to its memory limit); False,
     #: it recomputes tiles and holds no n × n data at all.
     large_solver_fills_limit: bool = False
@@ -336,7 +337,9 @@ FAMILIES: dict[str, Family] = {
             extendable=True,
             auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
             exact_copies=2.5,  # Z_t in float64 and float32
-            large_solver_bytes=4.0,  # magnitude_large holds Z_t in float32 when it fits
+            # magnitude_large holds the float64 distances and Z_t in float32 when both fit,
+            # else Z_t alone, else nothing (it recomputes tiles)
+            large_solver_bytes=(12.0, 4.0),
             large_distances=("euclidean", "cosine"),
         ),
         Family(

@@ -53,8 +53,12 @@ def _large_bytes(
     # What the iterative module holds when it fits (Z_t or K in float32, Circles' pairs),
     # else its memory limit or nothing (it recomputes tiles); plus a few n × 256 float64
     # blocks (preconditioner, Nyström/Ritz basis).
-    held, limit = held_per_pair * n * n, solver_memory(available)
-    if held > limit:
+    limit = solver_memory(available)
+    tiers = held_per_pair if isinstance(held_per_pair, tuple) else (held_per_pair,)
+    fits = [b * n * n for b in tiers if b * n * n <= limit]
+    if fits:
+        held = fits[0]
+    else:
         held = limit if FAMILIES[family].large_solver_fills_limit else 0.0
     return base + per_point + 3 * n * 256 * 8 + held
 
