@@ -38,7 +38,10 @@ if TYPE_CHECKING:  # condition reads large's median distance: types only, no cyc
 
 EXACT, BOUNDS, ESTIMATE = "exact", "certified bounds", "estimate ± error"
 #: vendi_large's error bar, measured against eigvalsh (benchmarks/large_n_methods.py).
-COVERAGE_NOTE = "error bars covered the exact value in PENDING"
+COVERAGE_NOTE = (
+    "measured at n = 2000 over 20 datasets: the error bar covered the exact value in 76 of "
+    "80 cases at q = 0.25-1.5 (95%), errors at most 0.30% for q <= 1 and 2.5e-8 for q >= 2"
+)
 #: How a family's value was obtained, weakest last: merging sets keeps the weakest.
 STRENGTH = {EXACT: 0, BOUNDS: 1, ESTIMATE: 2}
 
@@ -255,7 +258,9 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
     if family == "vendi":
         # vendi_large's bracket is certified at every order; its estimate's error bar (3
         # probe standard errors plus the Gauss/Gauss-Radau gaps) is claimed because it was
-        # measured to hold: COVERAGE_NOTE (benchmarks/large_n_methods.py, vendi_coverage).
+        # measured to hold: COVERAGE_NOTE (benchmarks/large_n_methods.py, vendi_coverage;
+        # the 4 misses are one dataset's probe draw, 3.2 standard errors off at every
+        # order; the earlier, pinching-biased estimator covered 52.5%).
         bound_methods = (BOUNDS, BOUNDS)
         if method == ESTIMATE:
             note = (
