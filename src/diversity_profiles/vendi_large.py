@@ -190,10 +190,10 @@ def vendi_large(
     quadratic form, the Gauss rule and the Gauss–Radau rule with a node at 0 bracket it
     for 0 < q < 2 (the derivatives of order 2s and 2s + 1 have constant, opposite signs);
     the estimate is their midpoint (for a Ritz vector whose residual is below the float32
-    noise, the one-step rules from ``α = θ_i``, ``β = ‖r_i‖`` in float64). The error bar is 3 standard errors of the probe
-    mean plus the half-gaps of the two rules (mean over probes, sum over Ritz vectors),
-    plus, at q < 1, the most that eigenvalues below the resolvable floor could add; it
-    is an estimate, not a guarantee: over 20 datasets at n = 2000, d = 768 it covered the
+    noise, the one-step rules from ``α = θ_i``, ``β = ‖r_i‖`` in float64). The error bar
+    is 3 standard errors of the probe mean plus the half-gaps of the two rules (mean over
+    probes, sum over Ritz vectors), plus, at q < 1, the most that eigenvalues below the
+    resolvable floor could add; it is an estimate, not a guarantee: over 20 datasets at n = 2000, d = 768 it covered the
     exact value in 76 of 80 cases at q = 0.25 … 1.5 (the misses: one dataset whose probes
     fell 3.2 standard errors off), with errors ≤ 0.30% at q ≤ 1 and ≤ 2.5e-8 at q ≥ 2
     (benchmarks/large_n_methods.py, ``vendi_coverage``).
