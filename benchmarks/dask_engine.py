@@ -7,7 +7,14 @@ threshold counts with the Gaussian Σ K²). Timings include shipping the set to 
 workers (once per set), not starting the cluster. The results are checked to be equal
 bit for bit. Writes ``benchmarks/dask_engine_results.json`` with the machine's load.
 
+``--section solvers`` measures the iterative solvers instead (``magnitude_large`` at a few
+scales, ``vendi_large`` at a few orders), in memory against their products as dask tasks
+on a LocalCluster of 2 worker processes × 1 thread, with the largest difference of the
+values and whether the certified brackets overlap; it writes
+``benchmarks/dask_solvers_results.json``.
+
 Run: ``PYTHONPATH=src nice python benchmarks/dask_engine.py [--n 20000] [--d 384]``
+(solvers: ``--section solvers --n 4000``)
 """
 
 from __future__ import annotations
@@ -60,6 +67,62 @@ def _uptime() -> str:
         return "unknown"
 
 
+def _solvers(X: np.ndarray, args) -> dict:
+    """magnitude_large and vendi_large in memory and with their products on 2 dask workers."""
+    from distributed import Client, LocalCluster
+    from scipy.spatial.distance import pdist
+
+    from diversity_profiles import dask_engine
+    from diversity_profiles.magnitude_large import magnitude_large
+    from diversity_profiles.vendi_large import vendi_large
+
+    median = float(np.median(pdist(X[:: max(1, len(X) // 500)])))  # ~500 rows suffice
+    t = np.array([0.3, 1.0, 3.0, 10.0]) / median
+    q = np.array([0.5, 1.0, 2.0, np.inf])
+    runs = {
+        "magnitude_large": lambda **kw: magnitude_large(X, t, **kw),
+        "vendi_large": lambda **kw: vendi_large(X, q, bandwidth=median, **kw),
+    }
+    result: dict = {"t": t.tolist(), "q": ["inf" if np.isinf(v) else v for v in q],
+                    "bandwidth": median}  # fmt: skip
+    mem = {}
+    for name, run in runs.items():
+        start = time.perf_counter()
+        mem[name] = run()
+        result[f"{name}_in_memory_s"] = time.perf_counter() - start
+        print(f"{name} in memory: {result[f'{name}_in_memory_s']:.1f} s", flush=True)
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as c,
+        Client(c),
+    ):
+        shipped = dask_engine.ship(X)  # once for both solvers
+        for name, run in runs.items():
+            start = time.perf_counter()
+            got = run(shipped=shipped)
+            seconds = time.perf_counter() - start
+            ref = mem[name]
+            diff = np.abs(got.value - ref.value) / np.abs(ref.value)
+            # Overlap up to the float64 rounding of the bounds themselves (q = 2 is exact:
+            # both brackets are one point, Σ K² summed in another order).
+            slack = 1e-12 * np.abs(ref.value)
+            per_point = (got.lower <= ref.upper + slack) & (ref.lower <= got.upper + slack)
+            overlap = bool(per_point.all())
+            result[f"{name}_dask_2_workers_s"] = seconds
+            result[f"{name}_engine"] = got.engine
+            result[f"{name}_max_relative_difference"] = float(diff.max())
+            result[f"{name}_relative_difference"] = diff.tolist()
+            result[f"{name}_brackets_overlap"] = overlap
+            result[f"{name}_brackets_overlap_per_point"] = per_point.tolist()
+            result[f"{name}_bracket_relative_width"] = (
+                (got.upper - got.lower) / got.value
+            ).tolist()
+            print(f"{name} on dask: {seconds:.1f} s, max rel. difference {diff.max():.2e}, "
+                  f"brackets overlap: {overlap}", flush=True)  # fmt: skip
+    return result
+
+
 def main() -> None:
     from distributed import Client, LocalCluster
 
@@ -69,9 +132,18 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--d", type=int, default=384)
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--output", default=str(Path(__file__).with_name("dask_engine_results.json")))
+    ap.add_argument("--section", choices=("passes", "solvers"), default="passes")
+    ap.add_argument("--output", default=None)
     args = ap.parse_args()
     X = _data(args.n, args.d)
+    if args.section == "solvers":
+        out = args.output or str(Path(__file__).with_name("dask_solvers_results.json"))
+        head = {"n": args.n, "d": args.d, "cpu_count": os.cpu_count(), "uptime_before": _uptime()}
+        result = {**head, **_solvers(X, args), "uptime_after": _uptime()}
+        Path(out).write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result, indent=2))
+        return
+    args.output = args.output or str(Path(__file__).with_name("dask_engine_results.json"))
     result = {
         "n": args.n,
         "d": args.d,

@@ -151,13 +151,18 @@ def main() -> None:
     )
     p.add_argument("--baseline", action="store_true", help="also today's exact path")
     p.add_argument("--peers", action="store_true", help="also vendi-score and magnipy")
+    p.add_argument("--no-auto", action="store_true",
+                   help="skip method='auto' (only the --baseline and --peers runs)")  # fmt: skip
     p.add_argument("--limit", type=float, default=900.0, help="seconds per run")
     p.add_argument("--time-budget", type=float, default=None,
                    help="profiles(time_budget=...) for the large-n runs (magnitude)")  # fmt: skip
     p.add_argument("--out", default=str(HERE / "large_n_results.json"))
+    p.add_argument("--tag", default="", help="appended to the results key (keeps earlier runs)")
     args = p.parse_args()
     together = "all" if set(args.families) >= set(FAMILIES) else ",".join(args.families)
     runs = [("auto", together)] if args.together else [("auto", f) for f in args.families]
+    if args.no_auto:
+        runs = []
     if args.baseline:
         runs += [("exact", f) for f in args.families]
     if args.peers:
@@ -178,7 +183,7 @@ def main() -> None:
     record["load_after"] = _load()
     path = Path(args.out)
     old = json.loads(path.read_text()) if path.exists() else {}
-    old[f"n={args.n},sets={args.sets},{args.distance}"] = record
+    old[f"n={args.n},sets={args.sets},{args.distance}{args.tag}"] = record
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(old, indent=1))
     tmp.replace(path)

@@ -4,6 +4,7 @@ against brute-force references."""
 
 import subprocess
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
@@ -12,6 +13,9 @@ from scipy.spatial.distance import cdist, pdist
 
 import diversity_profiles as dp
 from diversity_profiles import dask_engine, streaming
+from diversity_profiles.dask_operator import DaskPairOperator
+from diversity_profiles.magnitude_large import _exp_entry, magnitude_large
+from diversity_profiles.vendi_large import vendi_large
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -35,15 +39,69 @@ def _assert_same_histogram(a, b):
     assert (a.n_pairs, a.n_zero, a.sum_d) == (b.n_pairs, b.n_zero, b.sum_d)
 
 
-def _assert_same_tree(a, b, close=()):
-    """Equal bit for bit, except ``close`` variables (float sums in another order)."""
+#: Families whose iterative solvers sum their products in another order on dask (a tree
+#: of row-block partials): equal within their stated bounds, not bit for bit. Magnitude's
+#: bracket is tight (relative width ~ its accuracy), so its values must agree to 1e-6;
+#: Vendi's (wide at low q) must hold the other engine's value.
+SOLVED = {"magnitude": 1e-6, "vendi": None}
+
+
+def _assert_same_tree(a, b, close=(), bracketed=SOLVED):
+    """Equal bit for bit, except ``close`` variables (float sums in another order) and the
+    ``bracketed`` families (see :func:`_assert_within_bounds`)."""
     assert sorted(a.data_vars) == sorted(b.data_vars)
     for var in a.data_vars:
-        if var in close:
+        family = var.removesuffix("_lower").removesuffix("_upper")
+        if family in bracketed and f"{family}_upper" in a.data_vars:
+            _assert_within_bounds(
+                *(a[family + s].values for s in ("", "_lower", "_upper")),
+                *(b[family + s].values for s in ("", "_lower", "_upper")),
+                rtol=bracketed[family],
+            )
+        elif var in close:
             np.testing.assert_allclose(a[var].values, b[var].values, rtol=1e-12, err_msg=var)
         else:
             assert np.array_equal(a[var].values, b[var].values, equal_nan=True), var
         assert a[var].attrs.get("method") == b[var].attrs.get("method"), var
+
+
+def _assert_within_bounds(value, lower, upper, value2, lower2, upper2, rtol=None):
+    """Two certified brackets of one quantity must overlap (both hold the truth); the two
+    values agree to ``rtol`` or, without one, each lies in the other's bracket."""
+    slack = 1e-12 * np.abs(value)  # float64 rounding of the bounds themselves
+    assert np.all(lower <= upper2 + slack) and np.all(lower2 <= upper + slack)
+    if rtol is not None:
+        np.testing.assert_allclose(value2, value, rtol=rtol)
+    else:
+        assert np.all((lower2 - slack <= value) & (value <= upper2 + slack)), (value, lower2)
+        assert np.all((lower - slack <= value2) & (value2 <= upper + slack)), (value2, lower)
+
+
+def _contains(result, exact, rtol=1e-12):
+    """``result``'s certified bracket holds the exact value (up to float64 rounding)."""
+    slack = rtol * np.abs(exact)
+    assert np.all(result.lower <= exact + slack), (result.lower, exact)
+    assert np.all(exact <= result.upper + slack), (exact, result.upper)
+
+
+def _exact_magnitude(X, t):
+    D = cdist(X, X)
+    return np.array([np.linalg.solve(np.exp(-s * D), np.ones(len(X))).sum() for s in t])
+
+
+def _exact_vendi(X, q, bandwidth):
+    lam = np.clip(np.linalg.eigvalsh(np.exp(-(cdist(X, X) ** 2) / (2 * bandwidth**2))), 0, None)
+    lam /= lam.sum()
+    out = []
+    for order in q:
+        if order == 1:
+            nz = lam[lam > 0]
+            out.append(np.exp(-(nz * np.log(nz)).sum()))
+        elif np.isinf(order):
+            out.append(1 / lam.max())
+        else:
+            out.append((lam**order).sum() ** (1 / (1 - order)))
+    return np.array(out)
 
 
 def _gaussian(d):
@@ -118,6 +176,23 @@ def test_dask_array_input_without_client_equals_numpy_large():
         dp.profiles({"A": da.from_array(X)}, n_boot=3, **kw)
 
 
+def test_pair_operator_on_local_scheduler_against_dense():
+    X = _data(700, d=6, seed=9)
+    s = np.random.default_rng(9).uniform(0.5, 1.5, 700)
+    V = np.random.default_rng(10).normal(size=(700, 3))
+    K = s[:, None] * np.exp(-cdist(X, X) / 4) * s[None, :]
+    op = DaskPairOperator(dask_engine.ship(X), "euclidean", partial(_exp_entry, 0.25), scale=s,
+                          block=256)  # fmt: skip
+    y, total = op.matmat(V, double=True, sum_squares=True)  # 3 row-block tasks, a tree
+    np.testing.assert_allclose(y, K @ V, rtol=1e-12, atol=1e-12)
+    assert total == pytest.approx((K**2).sum(), rel=1e-12)
+    for held in (False, True):  # float32 tiles: ~1e-7 relative per entry
+        if held:
+            op.hold()
+        assert np.abs(op.matmat(V) - K @ V).max() <= 1e-5 * np.abs(K @ V).max()
+        assert np.abs(op.matmat(V[:, 0]) - K @ V[:, 0]).max() <= 1e-5 * np.abs(K @ V).max()
+
+
 # --- on a LocalCluster with two worker processes -------------------------------------------
 
 
@@ -162,6 +237,61 @@ def test_cluster_matvec_and_covariance_against_dense(client):
     np.testing.assert_allclose(C, 0.25 * X.T @ X, rtol=1e-12, atol=1e-9)
 
 
+def test_cluster_pair_operator_holds_strips_on_the_workers(client):
+    X = _data(900, d=8, seed=11)
+    V = np.random.default_rng(11).normal(size=(900, 2))
+    K = np.exp(-cdist(X, X) / 2)
+    op = DaskPairOperator(
+        dask_engine.ship(X), "euclidean", partial(_exp_entry, 0.5), block=128, held_groups=2
+    )
+    # 8 row blocks (8, 7, ..., 1 tiles) dealt to the two worker threads, 18 tiles each.
+    assert op.groups == op.held_groups == [[0, 384, 512, 896], [128, 256, 640, 768]]
+    op.hold()
+    # The float32 row strips of the upper triangle, one future per group on the workers:
+    # the client holds none of K.
+    assert len(op.held) == 2 and all(isinstance(f, distributed.Future) for f in op.held)
+    y = op.matmat(V)
+    holders = client.who_has(op.held)
+    assert all(len(holders[f.key]) >= 1 for f in op.held)
+    assert np.abs(y - K @ V).max() <= 1e-5 * np.abs(K @ V).max()
+    y64, total = op.matmat(V, double=True, sum_squares=True)  # float64 tiles, not the strips
+    np.testing.assert_allclose(y64, K @ V, rtol=1e-12, atol=1e-12)
+    assert total == pytest.approx((K**2).sum(), rel=1e-12)
+
+
+def test_cluster_magnitude_large_equals_in_memory_and_brackets_dense(client):
+    X = _data(500, d=6, seed=12)  # a duplicate row: the distinct rows are shipped anew
+    t = np.array([0.05, 0.5, 2.0, 10.0])
+    exact = _exact_magnitude(np.delete(X, 1, axis=0), t)
+    for memory_limit in (None, 1.0):  # Z_t's float32 strips held on the workers; recomputed
+        kw = dict(memory_limit=memory_limit, rtol=1e-8)
+        mem = magnitude_large(X, t, **kw)
+        got = magnitude_large(da.from_array(X, chunks=(200, -1)), t, **kw)
+        assert (got.engine, mem.engine, got.mode, got.n_distinct) == (
+            "dask", "numpy", mem.mode, 499)  # fmt: skip
+        assert got.kind == mem.kind
+        for r in (mem, got):
+            _contains(r, exact)
+            np.testing.assert_allclose(r.value, exact, rtol=1e-6)
+        _assert_within_bounds(
+            mem.value, mem.lower, mem.upper, got.value, got.lower, got.upper, rtol=1e-7
+        )
+
+
+def test_cluster_vendi_large_equals_in_memory_and_brackets_dense(client):
+    X = _data(600, d=5, seed=13, duplicates=False)
+    q = np.array([0.5, 1.0, 2.0, 4.0, np.inf])
+    h = float(np.median(pdist(X)))
+    exact = _exact_vendi(X, q, h)
+    mem = vendi_large(X, q, bandwidth=h, rank=60)
+    got = vendi_large(X, q, bandwidth=h, rank=60, shipped=dask_engine.ship(X))
+    assert (got.engine, mem.engine, got.details["held"]) == ("dask", "numpy", True)
+    for r in (mem, got):
+        _contains(r, exact)
+    _assert_within_bounds(mem.value, mem.lower, mem.upper, got.value, got.lower, got.upper)
+    assert got.value[2] == pytest.approx(exact[2], rel=1e-12)  # q = 2: exact, float64 tiles
+
+
 @pytest.mark.parametrize("distance", ["euclidean", "cosine"])
 def test_cluster_profiles_equal_in_memory_engine(client, distance):
     X, Y = _data(2000, seed=5, duplicates=False), _data(1200, seed=6, duplicates=False) * 0.7
@@ -175,6 +305,13 @@ def test_cluster_profiles_equal_in_memory_engine(client, distance):
     # dask; the eigenvalues agree to round-off, not bit for bit.
     _assert_same_tree(ref, got, close=("vendi",) if distance == "cosine" else ())
     assert got.attrs["engine"] == f"dask.distributed ({client.scheduler.address})"
+    assert "vendi_large" in got.attrs["engine_tasks"]
+    # The iterative solvers ran (cosine Vendi is the d × d covariance's spectrum instead),
+    # their products as dask tasks; in memory, in this process.
+    for family in ("magnitude", "vendi") if distance == "euclidean" else ("magnitude",):
+        assert f"{family}_large" in got[family].attrs["method_note"]
+        assert "ran as dask tasks" in got[family].attrs["method_note"]
+        assert "dask" not in ref[family].attrs["method_note"]
 
 
 def test_cluster_chunked_dataarray_with_sample_dimension(client):

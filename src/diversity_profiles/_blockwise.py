@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,12 @@ class PairOperator:
         ``entry(D, out)`` writes ``F(D)`` into ``out`` (same shape and dtype); ``F(0) = 1``.
     scale : ndarray, shape (n,), optional
         ``K`` becomes ``diag(scale) F(D) diag(scale)`` (a weighted kernel).
+    X32 : ndarray, optional
+        The rows in float32 when already made (a dask worker keeps them per set).
     """
+
+    #: Where the tiles and products run (recorded with the solvers' results).
+    engine = "numpy"
 
     def __init__(
         self,
@@ -73,14 +79,17 @@ class PairOperator:
         entry: Callable[[np.ndarray, np.ndarray], None],
         *,
         scale: np.ndarray | None = None,
+        X32: np.ndarray | None = None,
     ):
         self.X64 = np.ascontiguousarray(X, dtype=np.float64)
-        self.X32 = self.X64.astype(np.float32)
+        self.X32 = self.X64.astype(np.float32) if X32 is None else X32
         self.distance = distance
         self.entry = entry
         self.n = X.shape[0]
         self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
-        self.held: np.ndarray | None = None  # a float32 copy of K, when it fits
+        # A float32 copy of K when it fits: an ndarray here, a device tensor or the
+        # workers' row strips in the engines' subclasses.
+        self.held: Any = None
 
     # -- tiles -------------------------------------------------------------------------
     def tile(

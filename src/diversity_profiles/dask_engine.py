@@ -13,8 +13,9 @@ is a delayed graph on dask's local threaded scheduler. dask is imported
 only when this module is used: ``pip install "diversity-profiles[dask]"``.
 
 Besides the two passes: :func:`gram` (the d × d covariance of the rows, for the dual
-form of cosine Vendi) and :func:`kernel_matvec` (``K v`` for a kernel of the distances,
-the primitive an iterative solver needs).
+form of cosine Vendi) and :func:`kernel_matvec` (``K v`` for a kernel of the distances).
+The large-n solvers' own products run through :class:`.dask_operator.DaskPairOperator`
+(the same shipped set, held float32 strips of K on the workers).
 """
 
 from __future__ import annotations
@@ -94,6 +95,30 @@ def active_client() -> Any:
         return None
 
 
+#: What runs as dask graphs, recorded with the results (see :func:`provenance`).
+TASKS = (
+    "streamed passes (log-distance histogram, threshold counts, sum of K^2) and the d x d "
+    "covariance as row-block tasks reduced by a tree; the iterative solvers' products K V "
+    "(magnitude_large CG, vendi_large Lanczos and its certifying pass) as upper-triangle "
+    "row-block tasks with K's float32 strips held on the workers; the set shipped to every "
+    "worker once"
+)
+
+
+def provenance() -> dict[str, str]:
+    """The attributes a profile node records about the dask engine that computed it.
+
+    Examples
+    --------
+    >>> provenance()["engine"]      # no client here
+    'dask (local scheduler)'
+    """
+    client = active_client()
+    address = None if client is None else client.scheduler.address
+    engine = "dask (local scheduler)" if client is None else f"dask.distributed ({address})"
+    return {"engine": engine, "engine_tasks": TASKS}
+
+
 @dataclass
 class Shipped:
     """One set's embeddings on the workers: a scattered future, or a delayed local array."""
@@ -152,17 +177,25 @@ _CACHE: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
 
 
+def worker_cached(X: np.ndarray, key: tuple, make: Callable[[], Any]) -> Any:
+    """``make()`` computed once per worker for the scattered ``X`` (and ``key``), kept while
+    ``X`` lives there: the prepared copies of one set serve all of its tasks."""
+    full = (id(X), *key)
+    with _LOCK:
+        hit = _CACHE.get(full)
+        if hit is None or hit[0]() is not X:
+            hit = (weakref.ref(X), make())
+            _CACHE[full] = hit
+            while len(_CACHE) > 3:  # one set at a time: both precisions, the solvers' rows
+                _CACHE.popitem(last=False)
+    return hit[1]
+
+
 def _blocks(X: np.ndarray, distance: str, block: int, dtype) -> _Blocks:
     """A :class:`_Blocks` over X whose float32 copy and norms are prepared once per worker."""
-    key = (id(X), distance, np.dtype(dtype).str)
-    with _LOCK:
-        hit = _CACHE.get(key)
-        if hit is None or hit[0]() is not X:
-            hit = (weakref.ref(X), _prepare(X, distance, dtype))
-            _CACHE[key] = hit
-            while len(_CACHE) > 2:  # one set at a time, both precisions
-                _CACHE.popitem(last=False)
-    return _Blocks(X, distance, block, dtype, prepared=hit[1])
+    key = (distance, np.dtype(dtype).str)
+    prepared = worker_cached(X, key, lambda: _prepare(X, distance, dtype))
+    return _Blocks(X, distance, block, dtype, prepared=prepared)
 
 
 def _hist_task(X, distance, block, dtype, i) -> LogDistanceHistogram:

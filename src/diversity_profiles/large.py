@@ -225,7 +225,9 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
 
     The interface (met by ``magnitude_large``): the function takes the embeddings, the grid
     and keyword options, and returns an object with ``value``, ``lower``, ``upper`` arrays
-    in grid order and ``kind`` per point (``"certified"`` bounds or an ``"estimate"``).
+    in grid order and ``kind`` per point (``"certified"`` bounds or an ``"estimate"``), and
+    may say where its products ran (``engine``). A dask set is passed on the workers
+    (``shipped``) to the functions that take it.
     Options the function does not take are not passed. Returns None without the module.
     """
     import inspect
@@ -242,6 +244,8 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
         "memory_limit": cond.memory_limit,
         "seed": cond.seed,
         "device": item.device,
+        # A dask set: the solvers' products run as tasks on the workers holding the set.
+        "shipped": shipped(item) if item.distributed and item.device is None else None,
         **kw,
     }
     accepted = inspect.signature(fn).parameters
@@ -291,6 +295,8 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
         note = f"{family}_large" + (
             "" if method == BOUNDS else " (upper bound estimated where it could not be certified)"
         )
+    if getattr(res, "engine", "numpy") == "dask":
+        note += "; its products K V ran as dask tasks (upper-triangle row blocks on the workers)"
     return Bracket(
         value, method, res.lower, res.upper, error=error, note=note,
         bound_methods=bound_methods, kind=kinds,

@@ -11,16 +11,21 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _pcg
 from ._blockwise import DEFAULT_MEMORY, distinct_rows, one_thread
-from ._operators import pair_operator
+from ._operators import pair_operator, solver_input
 from ._validation import check_parameter, one_of
 from .distances import _block, prepare_embeddings
 from .torch_engine import namespace
+
+if TYPE_CHECKING:
+    from .dask_engine import Shipped
 
 __all__ = ["MagnitudeBounds", "magnitude_large"]
 
@@ -46,15 +51,23 @@ class MagnitudeBounds:
     breakdowns: list[str] = field(default_factory=list)
     n_distinct: int = 0
     mode: str = "held"
+    #: Where the products with Z_t ran: ``"numpy"`` (this process), ``"torch"`` or ``"dask"``.
+    engine: str = "numpy"
 
 
-def _entry(t: float):
-    def entry(D: np.ndarray, out: np.ndarray) -> None:  # numpy, or tensors on a device
-        xp = namespace(D)
-        xp.multiply(D, -t, out=out)
-        xp.exp(out, out=out)
+def _exp_entry(t: float, D: np.ndarray, out: np.ndarray) -> None:
+    """``out = exp(−t·D)``: numpy, or tensors on a device. Module level, so that
+    ``partial(_exp_entry, t)`` pickles to dask workers (a closure would not)."""
+    xp = namespace(D)
+    xp.multiply(D, -t, out=out)
+    xp.exp(out, out=out)
 
-    return entry
+
+def _expm1_entry(t: float, D: np.ndarray, out: np.ndarray) -> None:
+    """``out = expm1(−t·D)`` (see :func:`_solve_scale`); picklable as ``partial``."""
+    xp = namespace(D)
+    xp.multiply(D, -t, out=out)
+    xp.expm1(out, out=out)
 
 
 def magnitude_large(
@@ -70,6 +83,7 @@ def magnitude_large(
     max_iter: int = 500,
     device: str | None = None,
     time_budget: float | None = None,
+    shipped: Shipped | None = None,
     _shift: float = 0.0,
 ) -> MagnitudeBounds:
     r"""Magnitude of the distinct rows of ``X`` at scales ``t``, with bounds, for large n.
@@ -78,6 +92,8 @@ def magnitude_large(
     ----------
     X : array_like, shape (n, d)
         Embeddings; identical rows are one point (magnitude is of the distinct points).
+        A dask array (or chunked DataArray) is gathered once and shipped to the dask
+        workers: the products with ``Z_t`` then run there (see ``shipped``).
     t : float or array_like of float
         Scales in (0, inf).
     distance : {"euclidean", "cosine"}
@@ -100,12 +116,18 @@ def magnitude_large(
         Seconds for all scales. Scales are solved in increasing order; once the budget is
         spent, the remaining scales are not solved: ``kind`` is ``"skipped"`` and their
         ``value``/``lower``/``upper`` are NaN (the caller supplies cheaper bounds).
+    shipped : Shipped, optional
+        ``X`` already on the dask workers (:func:`.dask_engine.ship`): every product with
+        ``Z_t`` runs there as upper-triangle row-block tasks, the float32 ``Z_t`` is held
+        on the workers (:class:`.dask_operator.DaskPairOperator`); the preconditioner's
+        columns and blocks and the CG vectors stay on the client.
 
     Returns
     -------
     MagnitudeBounds
         ``value``, ``lower``, ``upper``, ``kind``, ``iterations`` per scale, the
-        ``breakdowns`` met (each restarted without preconditioner), ``n_distinct``, ``mode``.
+        ``breakdowns`` met (each restarted without preconditioner), ``n_distinct``, ``mode``,
+        ``engine``.
 
     Notes
     -----
@@ -147,6 +169,7 @@ def magnitude_large(
     (1.5, True, ['certified'])
     """
     one_of(distance, "distance", FUNC, DISTANCES)
+    X, shipped = solver_input(X, shipped, FUNC)
     arr = prepare_embeddings(X, distance, FUNC)
     ts, _ = check_parameter(t, "t", FUNC, low=0.0, low_open=True)
     Xd, _ = distinct_rows(arr)
@@ -165,10 +188,17 @@ def magnitude_large(
     rows = Xd[:: max(1, n // 256)]
     mean_d = float(_block(rows, Xd, distance)[0].mean())
     deadline = None if time_budget is None else time.perf_counter() + float(time_budget)
+    if shipped is not None and device is None:  # the distinct rows, on the workers once
+        from .dask_operator import on_workers
+
+        shipped = on_workers(shipped, Xd)
+    else:
+        shipped = None
     with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
         _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
                    regularization=regularization, max_iter=max_iter, shift=_shift,
-                   mean_d=mean_d, device=device, deadline=deadline)  # fmt: skip
+                   mean_d=mean_d, device=device, shipped=shipped,
+                   deadline=deadline)  # fmt: skip
     return out
 
 
@@ -183,28 +213,20 @@ def _solve_all(Xd, distance, ts, order, out, *, deadline=None, **options):
         w = res.pop("w")
         out.value[k], out.lower[k], out.upper[k] = res["value"], res["lower"], res["upper"]
         out.kind[k], out.iterations[k] = res["kind"], res["iterations"]
+        out.engine = res["engine"]
         out.breakdowns += [f"t={ts[k]:.6g}: {b}" for b in res["breakdowns"]]
 
 
-def _expm1_entry(t: float):
-    def entry(D: np.ndarray, out: np.ndarray) -> None:
-        xp = namespace(D)
-        xp.multiply(D, -t, out=out)
-        xp.expm1(out, out=out)
-
-    return entry
-
-
 def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regularization,
-                 max_iter, shift, device):  # fmt: skip
-    op = pair_operator(X, distance, _entry(t), device=device)
+                 max_iter, shift, device, shipped):  # fmt: skip
+    op = pair_operator(X, distance, partial(_exp_entry, t), device=device, shipped=shipped)
     n = op.n
     ones = np.ones(n)
     # Where Z_t ≈ 11ᵀ (t·mean D small) float32 entries keep only ~1e-7 of the 1 − tD that
     # matters and the float32 Z stops being positive definite (measured: pᵀZp < 0 at
     # t·mean D ≈ 0.1). expm1(−tD) keeps its relative accuracy: store it and add 11ᵀ.
     if t * mean_d < 0.7:
-        op32 = pair_operator(X, distance, _expm1_entry(t), device=device)
+        op32 = pair_operator(X, distance, partial(_expm1_entry, t), device=device, shipped=shipped)
 
         def matvec32(v):
             return op32.matmat(v) + v.sum()
@@ -276,4 +298,5 @@ def _solve_scale(X, distance, t, w0, *, mode, mean_d, rtol, rank, block, regular
     return {
         "w": w, "value": value, "lower": best_lower, "upper": upper, "kind": kind,
         "iterations": state["iterations"], "breakdowns": state["breakdowns"],
+        "engine": op.engine,
     }  # fmt: skip

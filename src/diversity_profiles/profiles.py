@@ -565,14 +565,9 @@ def _profile(
     ds = _build_dataset(cond, fams, domains, n_points, unc)
     ds.attrs.update(details)
     if any(item.distributed for item in cond.sets):
-        from .dask_engine import active_client
+        from .dask_engine import provenance as dask_provenance
 
-        client = active_client()
-        ds.attrs["engine"] = (
-            "dask (local scheduler)"
-            if client is None
-            else f"dask.distributed ({client.scheduler.address})"
-        )
+        ds.attrs.update(dask_provenance())
     on_device = next((item.device for item in cond.sets if item.device is not None), None)
     if on_device is not None:
         from .torch_engine import provenance

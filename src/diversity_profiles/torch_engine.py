@@ -560,6 +560,8 @@ class DevicePairOperator(PairOperator):
     TF32; ``double=True`` tiles and products are float64 throughout, as on the host.
     """
 
+    engine = "torch"
+
     def __init__(self, X, distance, entry, *, scale=None, device: str = "cpu"):
         super().__init__(X, distance, entry, scale=scale)
         self.ds = DeviceSet(self.X64, distance, device)

@@ -13,16 +13,21 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread
-from ._operators import pair_operator
+from ._operators import pair_operator, solver_input
 from ._pcg import pivoted_cholesky
 from ._spectral_bounds import vendi_bracket
 from ._validation import as_finite_array, check_parameter, one_of
 from .torch_engine import namespace
+
+if TYPE_CHECKING:
+    from .dask_engine import Shipped
 
 __all__ = ["VendiBounds", "gaussian_sum_squares", "vendi_large"]
 
@@ -51,21 +56,25 @@ class VendiBounds:
     kind: list[str]
     n_distinct: int = 0
     details: dict = field(default_factory=dict)
+    #: Where the products with K ran: ``"numpy"`` (this process), ``"torch"`` or ``"dask"``.
+    engine: str = "numpy"
 
 
-def _gaussian_entry(bandwidth: float):
-    c = -1.0 / (2.0 * bandwidth * bandwidth)
-
-    def entry(D: np.ndarray, out: np.ndarray) -> None:  # numpy, or tensors on a device
-        xp = namespace(D)
-        xp.square(D, out=out)
-        out *= c
-        xp.exp(out, out=out)
-
-    return entry
+def _gaussian(c: float, D: np.ndarray, out: np.ndarray) -> None:
+    """``out = exp(c·D²)``: numpy, or tensors on a device (module level: it pickles)."""
+    xp = namespace(D)
+    xp.square(D, out=out)
+    out *= c
+    xp.exp(out, out=out)
 
 
-def _operator(X, bandwidth: float, weights, device=None) -> tuple[PairOperator, int]:
+def _gaussian_entry(bandwidth: float) -> partial:
+    """The Gaussian kernel's entry function, picklable (dask workers receive it)."""
+    return partial(_gaussian, -1.0 / (2.0 * bandwidth * bandwidth))
+
+
+def _operator(X, bandwidth: float, weights, device=None, shipped=None) -> tuple[PairOperator, int]:
+    X, shipped = solver_input(X, shipped, FUNC)
     arr = as_finite_array(X, "X", FUNC, ndim=2)
     n = arr.shape[0]
     if weights is None:
@@ -74,11 +83,16 @@ def _operator(X, bandwidth: float, weights, device=None) -> tuple[PairOperator, 
     else:
         Xd, p = arr, np.asarray(weights, dtype=np.float64) / float(np.sum(weights))
     entry = _gaussian_entry(bandwidth)
-    return pair_operator(Xd, "euclidean", entry, scale=np.sqrt(p), device=device), n
+    op = pair_operator(Xd, "euclidean", entry, scale=np.sqrt(p), device=device, shipped=shipped)
+    return op, n
 
 
 def gaussian_sum_squares(
-    X: ArrayLike, bandwidth: float, *, weights: ArrayLike | None = None
+    X: ArrayLike,
+    bandwidth: float,
+    *,
+    weights: ArrayLike | None = None,
+    shipped: Shipped | None = None,
 ) -> float:
     r"""``‖K/n‖_F² = Σ_ij K_ij²/n²`` of the Gaussian kernel, from float64 tiles.
 
@@ -92,7 +106,7 @@ def gaussian_sum_squares(
     >>> gaussian_sum_squares([[0.0], [100.0]], 1.0)
     0.5
     """
-    op, _ = _operator(X, float(bandwidth), weights)
+    op, _ = _operator(X, float(bandwidth), weights, shipped=shipped)
     return float(op.matmat(np.zeros(op.n), double=True, sum_squares=True)[1])
 
 
@@ -111,6 +125,7 @@ def vendi_large(
     weights: ArrayLike | None = None,
     precision: str = "auto",
     device: str | None = None,
+    shipped: Shipped | None = None,
     time_budget: float | None = None,
 ) -> VendiBounds:
     r"""Vendi scores of the Gaussian kernel ``exp(−|x−y|²/2h²)`` of ``X`` at orders ``q``.
@@ -119,7 +134,9 @@ def vendi_large(
     ----------
     X : array_like, shape (n, d)
         Embeddings (Euclidean distance). Identical rows are merged with their multiplicity
-        as weight, which leaves the nonzero spectrum of K/n unchanged.
+        as weight, which leaves the nonzero spectrum of K/n unchanged. A dask array (or
+        chunked DataArray) is gathered once and shipped to the dask workers, where the
+        products with K then run (see ``shipped``).
     q : float or array_like of float
         Orders in [0, inf].
     bandwidth : float
@@ -147,6 +164,11 @@ def vendi_large(
     device : str, optional
         A torch device (``"cuda:0"``, ``"cpu"``) for the tiles of K and their products
         (the float64 certifying pass too); the Lanczos vectors stay on the host.
+    shipped : Shipped, optional
+        ``X`` already on the dask workers (:func:`.dask_engine.ship`): the products with
+        K (the certifying pass too) run there as upper-triangle row-block tasks and the
+        float32 K is held there (:class:`.dask_operator.DaskPairOperator`); pivoted
+        Cholesky's columns and the Lanczos vectors stay on the client.
     time_budget : float, optional
         Seconds for the call. The certified bracket is always computed. If the budget is
         spent by then, no estimate is made: ``kind`` is ``"bounds"``, ``value`` the
@@ -193,10 +215,10 @@ def vendi_large(
     noise, the one-step rules from ``α = θ_i``, ``β = ‖r_i‖`` in float64). The error bar
     is 3 standard errors of the probe mean plus the half-gaps of the two rules (mean over
     probes, sum over Ritz vectors), plus, at q < 1, the most that eigenvalues below the
-    resolvable floor could add; it is an estimate, not a guarantee: over 20 datasets at n = 2000, d = 768 it covered the
-    exact value in 76 of 80 cases at q = 0.25 … 1.5 (the misses: one dataset whose probes
-    fell 3.2 standard errors off), with errors ≤ 0.30% at q ≤ 1 and ≤ 2.5e-8 at q ≥ 2
-    (benchmarks/large_n_methods.py, ``vendi_coverage``).
+    resolvable floor could add; it is an estimate, not a guarantee: over 20 datasets at
+    n = 2000, d = 768 it covered the exact value in 76 of 80 cases at q = 0.25 … 1.5 (the
+    misses: one dataset whose probes fell 3.2 standard errors off), with errors ≤ 0.30% at
+    q ≤ 1 and ≤ 2.5e-8 at q ≥ 2 (benchmarks/large_n_methods.py, ``vendi_coverage``).
     q = 2 is exact (``1/‖A‖_F²``); q = ∞ is ``1/θ_1``. Plain SLQ (no deflation) and
     random Fourier features were measured to be badly wrong at low q and are not used.
 
@@ -213,15 +235,15 @@ def vendi_large(
     >>> [round(float(v), 6) for v in r.value], r.kind[2]
     ([3.0, 3.0, 3.0, 3.0], 'exact')
     """
+    deadline = None if time_budget is None else time.perf_counter() + float(time_budget)
     qs, _ = check_parameter(q, "q", FUNC, low=0.0, allow_inf=True)
     h = float(bandwidth)
     if not (math.isfinite(h) and h > 0):
         raise ValueError(f"The 'bandwidth' argument of {FUNC} must be > 0. Got {bandwidth!r}.")
     one_of(precision, "precision", FUNC, ("auto", "single", "double"))
-    op, n_total = _operator(X, h, weights, device)
+    op, n_total = _operator(X, h, weights, device, None if device is not None else shipped)
     # One BLAS thread: on the shared 2-core machine two threads competing with other
     # processes made a 1500 × 200 QR 100× slower; GEMM loses at most 2× on an idle one.
-    deadline = None if time_budget is None else time.perf_counter() + float(time_budget)
     with one_thread():
         return _vendi_large(op, n_total, qs, rank, probes, (steps, ritz_steps), power_iterations,
                             seed, memory_limit, precision, deadline)  # fmt: skip
@@ -269,6 +291,7 @@ def _vendi_large(op, n_total, qs, rank, probes, steps, power_iterations, seed, l
                  "precision": "none" if slq is None else slq["precision"],
                  "held": op.held is not None,
                  "steps": 0 if slq is None else slq["steps"]},
+        engine=op.engine,
     )  # fmt: skip
     rank_floor = int(np.count_nonzero(theta > cut))
     for k, qk in enumerate(qs):
