@@ -227,7 +227,7 @@ def test_large_tree_in_the_explorer_and_the_report(large_tree, tmp_path):
     assert "bounds overlap" in set(full.verdict.values.ravel().tolist())
     spec = ProfileExplorer(large_tree).spec
     methods = {f["name"]: f.get("method") for f in spec["families"]}
-    assert methods["vendi"] == "certified bounds" and methods["energy"] == "certified bounds"
+    assert methods["vendi"] == "estimate ± error" and methods["energy"] == "certified bounds"
     assert all(
         f["bounds_lower"] is not None
         for f in spec["families"]
@@ -248,7 +248,7 @@ def test_large_tree_in_the_explorer_and_the_report(large_tree, tmp_path):
         assert "values are" in cell.get_attribute("title")
         text = page.locator(".dp-summary").inner_text()
         assert "bounds overlap in vendi" in text
-        assert "Large-n values (certified bounds: vendi" in text
+        assert "Large-n values (estimate ± error: vendi" in text
         # Narrow Circles' domain from the keyboard: the view recomputes with the bounds.
         lower = page.locator("section[data-family=circles] input[type=range]").first
         lower.focus()

@@ -230,24 +230,152 @@ def test_gaussian_sum_squares_is_q2():
     assert math.isclose(gaussian_sum_squares(X, 2.0), (K**2).sum() / K.shape[0] ** 2, rel_tol=1e-12)
 
 
-def test_vendi_large_error_bars_cover():
-    # Over 20 small datasets and 4 orders, the estimate is within its error bar ≥ 95% of the
-    # time (the bar is an estimate: 3 probe standard errors plus the quadrature error).
+def _coverage_sweep(count, n, **options):
+    """(covered, total, worst relative error at q in [1, 1.5], bars) of vendi_large's
+    error bars against dense eigvalsh, over ``count`` clustered and Gaussian datasets."""
     rng = np.random.default_rng(11)
     qs = np.array([0.25, 0.5, 1.0, 1.5])
     hits = total = 0
-    for k in range(20):
-        d = int(rng.integers(4, 40))
-        X = _clustered(rng, 300, d, k=int(rng.integers(2, 20))) if k % 2 else rng.normal(
-            size=(300, d)
+    worst, bars = 0.0, []
+    for k in range(count):
+        d = int(rng.integers(8, 40))
+        X = _clustered(rng, n, d, k=int(rng.integers(2, 20))) if k % 2 else rng.normal(
+            size=(n, d)
         )  # fmt: skip
-        h = median_bandwidth([pairwise_distances(X)]) * float(rng.uniform(0.5, 2.0))
-        exact = dp.vendi_score(gaussian_kernel(pairwise_distances(X), h), qs)
-        r = vendi_large(X, qs, bandwidth=h, rank=40, probes=20, steps=20, seed=k)
+        D = pairwise_distances(X)
+        h = median_bandwidth([D]) * float(rng.uniform(0.5, 2.0))
+        exact = dp.vendi_score(gaussian_kernel(D, h), qs)
+        r = vendi_large(X, qs, bandwidth=h, seed=k, **options)
         hits += int(np.sum(np.abs(r.value - exact) <= r.error))
         total += len(qs)
+        worst = max(worst, float(np.max(np.abs(r.value - exact)[2:] / exact[2:])))
+        bars.append(r.error / r.value)
         assert np.all(r.lower <= exact * (1 + 1e-9)) and np.all(r.upper >= exact * (1 - 1e-9))
-    assert hits / total >= 0.95, f"coverage {hits}/{total}"
+        assert set(r.kind) == {"estimate"}
+    return hits, total, worst, np.array(bars)
+
+
+def test_vendi_large_error_bars_cover():
+    # The error bar (3 probe standard errors plus the Gauss/Gauss-Radau gaps) is what
+    # large.py claims: over 6 datasets it must cover the dense eigvalsh value (at most one
+    # miss in 24), while staying far narrower than the certified bracket. The earlier
+    # estimator (Lanczos on the deflated complement plus the Ritz values) was biased by
+    # a pinching of the spectrum and covered 52.5% in the benchmark sweep.
+    hits, total, worst, bars = _coverage_sweep(6, 500, rank=50, probes=30, steps=40)
+    assert hits >= total - 1, f"coverage {hits}/{total}"
+    assert worst <= 5e-3, worst  # q >= 1; lower orders are wide at small d (d = 8-40)
+    assert np.median(bars[:, 2:]) < 5e-3, bars
+
+
+def test_vendi_large_has_no_pinching_bias():
+    # With many probes the probe error is small, so a bias shows. Evaluating f on the Ritz
+    # values plus the deflated complement (a pinching of A) erred one-sidedly by more than
+    # its bar here (3 of 8 orders missed); tr f(A) split by U and estimated with products
+    # by A itself must stay within the bar at every order.
+    rng = np.random.default_rng(4)
+    qs = np.array([0.25, 0.5, 1.0, 1.5])
+    for d in (300, 120):
+        X = rng.normal(size=(400, d))
+        D = pairwise_distances(X)
+        h = median_bandwidth([D])
+        exact = dp.vendi_score(gaussian_kernel(D, h), qs)
+        r = vendi_large(X, qs, bandwidth=h, seed=1, rank=40, probes=400, steps=30)
+        assert np.all(np.abs(r.value - exact) <= r.error), (d, (r.value - exact) / r.error)
+        assert np.all(r.error <= 4e-3 * r.value)
+
+
+def test_vendi_large_short_lanczos_still_brackets_each_quadratic_form():
+    # A deadline already past stops every column after two steps: the Gauss and
+    # Gauss-Radau rules of two steps must still bracket each exact quadratic form vᵀf(A)v
+    # (dense eigh) for 0 < q < 2 and the entropy, the basis of the honest error bar.
+    import time
+
+    from diversity_profiles import vendi_large as vl
+
+    rng = np.random.default_rng(6)
+    X = _clustered(rng, 200, 10)
+    h = median_bandwidth([pairwise_distances(X)])
+    op, _ = vl._operator(X, h, None)
+    A = gaussian_kernel(pairwise_distances(X), h) / 200
+    w, E = np.linalg.eigh(A)
+    V = rng.normal(size=(200, 6))
+    V /= np.linalg.norm(V, axis=0)
+    rules, steps = vl._lanczos(op, V.copy(), 30, True, deadline=time.perf_counter() - 1.0)
+    assert steps == 2
+    weights = (E.T @ V) ** 2
+    for q in (0.25, 0.5, 1.0, 1.5):
+        exact = weights.T @ vl._f(np.maximum(w, 0.0), q, 0.0)
+        gauss = np.array([r[1] @ vl._f(r[0], q, 0.0) for r in rules])
+        radau = np.array([r[3] @ vl._f(r[2], q, 0.0) for r in rules])
+        tol = 1e-12 * np.abs(exact).max()
+        assert np.all(np.minimum(gauss, radau) <= exact + tol), q
+        assert np.all(exact <= np.maximum(gauss, radau) + tol), q
+        assert np.all(np.abs(gauss - radau) > 1e-9 * np.abs(exact)), q  # not trivially exact
+
+
+def test_vendi_large_time_budget_gives_the_certified_bracket():
+    X = _datasets(300)["clustered"]
+    D = pairwise_distances(X)
+    h = median_bandwidth([D])
+    exact = _exact_vendi(X, h)
+    r = vendi_large(X, QS, bandwidth=h, rank=40, time_budget=1e-9)
+    assert r.details["steps"] == 0
+    kinds = dict(zip(QS.tolist(), r.kind, strict=True))
+    assert kinds[2.0] == "exact" and kinds[0.5] == "bounds" and kinds[1.0] == "bounds"
+    assert np.all(r.lower <= exact * (1 + 1e-9)) and np.all(r.upper >= exact * (1 - 1e-9))
+    # value ± error is the bracket itself: honest without any estimate.
+    np.testing.assert_allclose(r.value - r.error, r.lower, rtol=1e-12)
+    np.testing.assert_allclose(r.value + r.error, r.upper, rtol=1e-12)
+    assert np.all(np.abs(r.value - exact) <= r.error * (1 + 1e-9) + 1e-12 * exact)
+    full = vendi_large(X, QS, bandwidth=h, rank=40)
+    assert full.details["steps"] > 2 and "bounds" not in full.kind
+
+
+def test_profiles_large_vendi_claims_its_error_bar_and_honours_the_budget():
+    X = _datasets(300)["gaussian"]
+    kw = dict(representation="x", distance="euclidean", families=["vendi"], n_points=5)
+    ds = dp.profiles({"A": X}, method="large", **kw)["x/euclidean"].to_dataset()
+    assert ds.vendi.attrs["method"] == "estimate ± error"
+    assert ds.vendi_lower.attrs["method"] == ds.vendi_upper.attrs["method"] == "certified bounds"
+    assert "vendi_error" in ds and "covered" in ds.vendi.attrs["method_note"]
+    lo, hi, v, e = (ds[k][0].values for k in ("vendi_lower", "vendi_upper", "vendi", "vendi_error"))
+    assert np.all(lo <= v) and np.all(v <= hi) and np.all(e <= np.maximum(v - lo, hi - v) + 1e-12)
+    spent = dp.profiles({"A": X}, method="large", time_budget=1e-9, **kw)["x/euclidean"]
+    spent = spent.to_dataset()
+    assert spent.vendi.attrs["method"] == "certified bounds"
+    assert "time budget was spent" in spent.vendi.attrs["method_note"]
+    lo, hi = spent.vendi_lower[0].values, spent.vendi_upper[0].values
+    np.testing.assert_allclose(spent.vendi[0].values, (lo + hi) / 2, rtol=1e-12)
+
+
+def test_circles_large_time_budget_skips_with_valid_bounds():
+    X = _datasets(300)["clustered"]
+    D = pairwise_distances(X)
+    taus = np.quantile(D[np.triu_indices(300, 1)], [0.002, 0.02, 0.1, 0.3])
+    lo_ex, hi_ex = dp.circles(D, taus, method="greedy", return_bounds=True)
+    r = circles_large(X, taus, exact_max_component=0, time_budget=1e-9)
+    # The first threshold's cover is made, then the budget is spent: nothing is complete.
+    assert "skipped" in r.kind and r.upper[0] < 300
+    assert np.all(r.lower <= hi_ex) and np.all(r.upper >= lo_ex)
+    _check_witnesses(r, D)
+    full = circles_large(X, taus, exact_max_component=0)
+    assert "skipped" not in full.kind
+    assert np.all(full.lower >= r.lower) and np.all(full.upper <= r.upper)
+
+
+def test_profiles_large_circles_fills_skipped_thresholds_from_the_pass():
+    X = _datasets(300)["clustered"]
+    kw = dict(representation="x", distance="euclidean", families=["circles"], n_points=6)
+    spent = dp.profiles({"A": X}, method="large", time_budget=1e-9, **kw)["x/euclidean"]
+    spent = spent.to_dataset()
+    D = pairwise_distances(X)
+    lo, hi = dp.circles(D, spent.tau.values, method="exact", return_bounds=True)
+    got_lo, got_hi = spent.circles[0].values, spent.circles_upper[0].values
+    assert np.all(got_lo <= lo) and np.all(hi <= got_hi)
+    assert spent.circles.attrs["method"] == "certified bounds"
+    assert "time budget spent" in spent.circles.attrs["method_note"]
+    # Caro-Wei beats the single carried sample at the small thresholds.
+    assert got_lo.max() > 1
 
 
 def _hill(lam, q):

@@ -37,7 +37,9 @@ class CirclesBounds:
     ``lower[k]`` is the size of ``witness[k]``, a set of samples pairwise farther apart
     than ``tau[k]``; ``upper[k]`` is a proven upper bound; ``exact`` where they meet.
     Thresholds above ``tau_cap`` (when the pairs did not fit in memory) keep ``lower = 1``
-    and the upper bound carried from below.
+    and the upper bound carried from below. ``kind[k]`` is ``"exact"``, ``"certified"``
+    or ``"skipped"`` (time budget spent before τ_k was reached: its bounds are only the
+    carried ones, still valid; the caller may supply better cheap ones).
     """
 
     tau: np.ndarray
@@ -48,6 +50,7 @@ class CirclesBounds:
     n_pairs: int = 0
     tau_cap: float = np.inf
     seconds: dict = field(default_factory=dict)
+    kind: list[str] = field(default_factory=list)
 
 
 def circles_large(
@@ -60,6 +63,7 @@ def circles_large(
     seed: int = 0,
     memory_limit: float | None = None,
     device: str | None = None,
+    time_budget: float | None = None,
 ) -> CirclesBounds:
     """Circles(τ) brackets for the rows of ``X`` at every ``τ``, for large n.
 
@@ -79,6 +83,11 @@ def circles_large(
     device : str, optional
         A torch device (``"cuda:0"``, ``"cpu"``) for the float32 distance tiles; the
         near-threshold pairs are still recomputed here, in float64 numpy.
+    time_budget : float, optional
+        Seconds for the call. Thresholds are bounded in increasing order; those not
+        reached when the budget is spent (all of them when the pair pass itself overruns)
+        are ``"skipped"``: they keep only carried bounds (the clique cover from below or
+        n, the independent set from above or one sample), which still hold.
 
     Returns
     -------
@@ -109,19 +118,33 @@ def circles_large(
     grid, inverse = np.unique(taus, return_inverse=True)
     limit = DEFAULT_MEMORY if memory_limit is None else float(memory_limit)
     t0 = time.perf_counter()
-    i, j, d, cap = _pairs_within(X, distance, grid, int(limit // 16), device)
+    deadline = None if time_budget is None else t0 + float(time_budget)
+    n = X.shape[0]
+    pairs = _pairs_within(X, distance, grid, int(limit // 16), device, deadline)
     t1 = time.perf_counter()
-    lo, hi, sets = _sweep(X.shape[0], i, j, d, grid, cap, exact_max_component, time_limit, seed)
+    if pairs is None:  # the budget ran out in the pair pass: nothing is bounded
+        lo, hi = np.ones(len(grid), dtype=np.int64), np.full(len(grid), n, dtype=np.int64)
+        sets = np.zeros((len(grid), n), dtype=bool)
+        sets[:, 0] = True
+        done = over_cap = np.zeros(len(grid), dtype=bool)
+        n_pairs, cap = 0, np.nan
+    else:
+        i, j, d, cap = pairs
+        lo, hi, sets, done = _sweep(n, i, j, d, grid, cap, exact_max_component, time_limit,
+                                    seed, deadline)  # fmt: skip
+        n_pairs, over_cap = len(d), grid > cap
     t2 = time.perf_counter()
+    kind = np.where(lo == hi, "exact", np.where(done | over_cap, "certified", "skipped"))
     return CirclesBounds(
         tau=taus, lower=lo[inverse], upper=hi[inverse], exact=(lo == hi)[inverse],
-        witness=[np.flatnonzero(sets[k]) for k in inverse], n_pairs=len(d), tau_cap=cap,
-        seconds={"pairs": t1 - t0, "bounds": t2 - t1},
+        witness=[np.flatnonzero(sets[k]) for k in inverse], n_pairs=n_pairs, tau_cap=cap,
+        seconds={"pairs": t1 - t0, "bounds": t2 - t1}, kind=[str(x) for x in kind[inverse]],
     )  # fmt: skip
 
 
-def _pairs_within(X, distance, grid, max_pairs, device=None):
-    """Pairs i < j with distance ≤ the largest threshold that fits: (i, j, d sorted, cap)."""
+def _pairs_within(X, distance, grid, max_pairs, device=None, deadline=None):
+    """Pairs i < j with distance ≤ the largest threshold that fits: (i, j, d sorted, cap);
+    None when ``deadline`` passes before the last row of tiles."""
     if device is None:
         candidates = _host_candidates(X, distance)
     else:  # the tiles on a torch device; near-threshold pairs still settled here in float64
@@ -132,6 +155,8 @@ def _pairs_within(X, distance, grid, max_pairs, device=None):
     cap = float(grid[-1])
     chunks, count = [], 0
     for a in range(0, n, TILE):
+        if deadline is not None and a and time.perf_counter() > deadline:
+            return None
         for b in range(a, n, TILE):
             r, c, dv, bv = candidates(a, b, cap)
             near = _near_threshold(dv, bv, grid)
@@ -301,7 +326,7 @@ def _per_component(values_mask_or_labels, lab, ncomp, cover=False):
     return np.bincount(lab[values_mask_or_labels], minlength=ncomp)
 
 
-def _sweep(n, i, j, d, grid, cap, exact_max, time_limit, seed):
+def _sweep(n, i, j, d, grid, cap, exact_max, time_limit, seed, deadline=None):
     from scipy.sparse.csgraph import connected_components
 
     m = len(grid)
@@ -320,9 +345,15 @@ def _sweep(n, i, j, d, grid, cap, exact_max, time_limit, seed):
             graphs[k] = (A, lab, ncomp)
         return graphs[k]
 
+    def spent():
+        return deadline is not None and time.perf_counter() > deadline
+
     covers = {}
     prev = None
-    for k in todo:  # upward: a clique cover stays a cover as τ grows
+    for pos, k in enumerate(todo):  # upward: a clique cover stays a cover as τ grows
+        if pos and spent():  # the rest is skipped (the carried cover still bounds it)
+            todo = todo[:pos]
+            break
         A, lab, ncomp = graph(k)
         own = _dense_covers(A, lab, ncomp, _clique_cover(A, rank), rank)
         if prev is not None:
@@ -336,13 +367,19 @@ def _sweep(n, i, j, d, grid, cap, exact_max, time_limit, seed):
 
         cp_model = _cp_model()
     prev = None
+    full = np.zeros(m, dtype=bool)  # both bounds computed at τ_k (not cut by the budget)
     for k in todo[::-1]:  # downward: an independent set stays independent as τ shrinks
+        if spent():  # keep the carried set, if any: still independent
+            if prev is not None:
+                sets[k], lower[k] = prev, int(prev.sum())
+            continue
+        full[k] = True
         A, lab, ncomp = graph(k)
         own = _greedy_set(A, rank)
         if prev is not None:
             keep = _per_component(prev, lab, ncomp) > _per_component(own, lab, ncomp)
             own = np.where(keep[lab], prev, own)
-        if cp_model is not None:
+        if cp_model is not None and not spent():
             own, upper[k] = _solve_small(cp_model, A, lab, ncomp, covers[k], own, exact_max,
                                          time_limit, seed)  # fmt: skip
         sets[k] = prev = own
@@ -353,9 +390,9 @@ def _sweep(n, i, j, d, grid, cap, exact_max, time_limit, seed):
         if lower[k + 1] > lower[k]:
             lower[k], sets[k] = lower[k + 1], sets[k + 1]
     for k in range(m):
-        if not sets[k].any():  # above the cap: one sample is always a valid witness
+        if not sets[k].any():  # above the cap or skipped: one sample is a valid witness
             sets[k, 0] = True
-    return lower, upper, sets
+    return lower, upper, sets, full
 
 
 def _solve_small(cp_model, A, lab, ncomp, cover, best, exact_max, time_limit, seed):

@@ -412,10 +412,13 @@ def profiles(
         Target relative accuracy of the large-n magnitude solver (its ``rtol``; default
         1e-7).
     time_budget : float, optional
-        Seconds per set the large-n magnitude solver may spend: scales are solved in
-        increasing order and, once the budget is spent, the remaining scales carry the
-        certified bounds of the streamed passes instead (noted in ``method_note``).
-        The other large-n methods do not take a budget yet.
+        Seconds per set and family the large-n methods may spend. Magnitude solves scales
+        in increasing order and Circles bounds thresholds in increasing order; once the
+        budget is spent, the remaining ones carry the certified bounds of the streamed
+        passes instead (noted in ``method_note``). Gaussian Vendi always computes its
+        certified bracket; past the budget it reports the bracket alone (value its
+        midpoint, ``vendi_error`` its half-width) or shortens the Lanczos part, which
+        only widens the error bar.
     device : str or torch.device, optional
         Run the heavy kernels of embedding sets (streamed passes, Circles' candidate
         pairs, the solvers' kernel products) on a torch device (``"cuda"``,
