@@ -72,7 +72,8 @@ try:
             F.FAMILIES[name] = dataclasses.replace(
                 fam, evaluate=timed(name, fam.evaluate),
                 domain=None if fam.domain is None else timed(name, fam.domain))
-        chosen = list(F.FAMILIES) if family == "all" else family.split(",")
+        chosen = ([k for k, f in F.FAMILIES.items() if f.default] if family == "all"
+                  else family.split(","))
         tree = dp.profiles(sets, representation="bench", distance=distance, families=chosen,
                            method=method, time_budget=budget)
         out["family_seconds"] = spent

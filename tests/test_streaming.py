@@ -139,6 +139,19 @@ def test_planner_refuses_with_the_plan(monkeypatch):
     assert "subsample" in text
 
 
+def test_refusal_suggests_large_n_only_where_a_family_has_one():
+    # Leinster–Cobbold diversity has no large-n method: at 50k the plan is refused (its
+    # exact matrices need ~75 GiB), and switching methods must not be offered for it.
+    with pytest.raises(MemoryError) as err:
+        planning.plan(["similarity_diversity", "magnitude"], [50_000, 50_000], 768,
+                      method="exact", available=20e9)  # fmt: skip
+    text = str(err.value)
+    assert "similarity_diversity: exact (no large-n method)" in text
+    assert "use method='auto' or 'large' for 'magnitude'" in text
+    assert "'large' for 'similarity_diversity'" not in text
+    assert "'similarity_diversity', 'magnitude'" not in text.split("use method")[1].split(";")[0]
+
+
 def test_planner_routes_by_size():
     routes = planning.plan(["magnitude", "energy", "vendi"], [50_000, 40_000], 768,
                            available=100e9)  # fmt: skip

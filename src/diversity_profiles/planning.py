@@ -30,6 +30,9 @@ class Route:
     method: str  # "exact" or "large"
     nbytes: float  # peak bytes of this family's computation for the largest set
     why: str
+    #: Whether a large-n method could take over (False: the input is a matrix, no n × n work
+    #: is needed, or the family has none), so that a refusal only suggests what exists.
+    has_large: bool = True
 
 
 def solver_memory(available: float) -> float:
@@ -126,7 +129,7 @@ def plan(
                 if _no_matrix(fam, dual_vendi)
                 else "no large-n method"
             )
-            routes[fam] = Route(fam, "exact", exact, why)
+            routes[fam] = Route(fam, "exact", exact, why, has_large=False)
             continue
         large = _large_bytes(fam, n, dim, n_grid, have, distance)
         if method == "exact":
@@ -167,7 +170,7 @@ def describe(routes: dict[str, Route]) -> str:
 def refusal(routes: dict[str, Route], have: float, need: float) -> str:
     """Why a plan does not fit, the plan, and what to change."""
     too_big = [r.family for r in routes.values() if r.nbytes > _HEADROOM * have]
-    exact = [f for f in too_big if routes[f].method == "exact"]
+    exact = [f for f in too_big if routes[f].method == "exact" and routes[f].has_large]
     fixes = []
     if exact:
         fixes.append(f"use method='auto' or 'large' for {', '.join(map(repr, exact))}")
