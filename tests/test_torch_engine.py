@@ -139,10 +139,17 @@ def test_profiles_on_cpu_torch_equal_the_numpy_engine(distance):
             # Vendi's stochastic (SLQ) estimates agree within their stated error
             fam = var.split("_")[0]
             tol = 1e-6 * np.abs(ref[var].values)
-            if var == f"{fam}_error":  # an error bar, itself estimated from the probes
-                tol = 1e-2 * np.abs(ref[var].values)
-            elif f"{fam}_error" in ref:
-                tol = np.maximum(tol, ref[f"{fam}_error"].values)
+            if var == f"{fam}_error":
+                # An error bar is itself estimated (the probes' spread, and the float32
+                # round-off of each engine where it joins the bar): the same size on both
+                # engines, not the same digits.
+                e_got, e_ref = got[var].values, ref[var].values
+                floor = 1e-6 * np.abs(ref[fam].values)
+                assert np.all(np.isfinite(e_got) & (e_got >= 0)), var
+                assert np.all((e_got <= 10 * e_ref + floor) & (e_ref <= 10 * e_got + floor)), var
+                continue
+            if f"{fam}_error" in ref:  # two estimates, each within its error of the truth
+                tol = np.maximum(tol, ref[f"{fam}_error"].values + got[f"{fam}_error"].values)
             elif var.startswith("vendi"):
                 # Randomised Ritz bases: each engine's certified bracket holds the true value,
                 # so the two brackets overlap and the SLQ point lies inside the other's.

@@ -381,7 +381,9 @@ def circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> dict:
     return {"circles": (lower, attrs), "circles_upper": (upper, attrs)}
 
 
-def threshold_bounds(cond: Condition, item: PreparedSet, taus: np.ndarray):
+def threshold_bounds(
+    cond: Condition, item: PreparedSet, taus: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Certified Circles bounds at ``taus`` (in their order) from the streamed threshold
     pass: Caro–Wei ``Σ 1/(deg_i + 1)`` below, ``n − edges/max degree`` above."""
     order = np.argsort(taus, kind="stable")
