@@ -13,6 +13,7 @@ import urllib.request
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
 from diversity_profiles.explorer import MIME_TYPE
@@ -84,13 +85,19 @@ def test_saved_notebook_is_interactive_without_kernel_or_widget_state(saved_note
         # The kernel-free view: no buttons that would need Python.
         assert page.locator(".dp-mime-explorer .dp-explorer.dp-offline").count() == 1
         assert page.get_attribute(VERDICT, "data-verdict") == "crosses"
-        # Pressed on the slider itself (focus first): Notebook 7 may still move focus while
-        # its kernel dialog closes.
-        page.locator(f".dp-mime-explorer {OPEN_END} input[type=range]").first.press("End")
-        page.wait_for_function(
-            f"document.querySelector({VERDICT!r}).dataset.verdict === 'dominates'",
-            timeout=10_000,
-        )
+        # Pressed on the slider itself (focus first), and again if the key was lost: the app
+        # may still move focus while its kernel dialog closes (seen in Notebook 7, and once in
+        # JupyterLab on a loaded machine). End is idempotent on a slider at its end.
+        slider = page.locator(f".dp-mime-explorer {OPEN_END} input[type=range]").first
+        dominates = f"document.querySelector({VERDICT!r}).dataset.verdict === 'dominates'"
+        for attempt in range(4):
+            slider.press("End")
+            try:
+                page.wait_for_function(dominates, timeout=5_000)
+                break
+            except PlaywrightTimeoutError:
+                if attempt == 3:
+                    raise
         summary = page.locator(".dp-mime-explorer .dp-summary").inner_text()
         assert f"A ≻ {XSS} in magnitude" in summary  # the label is text, never markup
         # The condition selector works offline: the payload carries every condition.
