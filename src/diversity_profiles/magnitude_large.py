@@ -266,9 +266,7 @@ def _operators(Xd, distance, t, *, held, mean_d, device, shipped, mode):
         return Z, Z.matvec32
     op = pair_operator(Xd, distance, partial(_exp_entry, t), device=device, shipped=shipped)
     if small:
-        op32 = pair_operator(
-            Xd, distance, partial(_expm1_entry, t), device=device, shipped=shipped
-        )
+        op32 = pair_operator(Xd, distance, partial(_expm1_entry, t), device=device, shipped=shipped)
 
         def matvec32(v):
             return op32.matmat(v) + v.sum()
