@@ -208,7 +208,10 @@ def test_torch_tensors_run_on_their_device_and_equal_numpy_input():
     assert np.all(np.isfinite(_node(tree)["average_distance"].values))
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device exists here")
+@pytest.mark.skipif(
+    torch.cuda.is_available(),
+    reason="checks the message for a machine without CUDA; this machine has a CUDA device",
+)
 def test_cuda_without_a_device_says_so_and_names_the_fix():
     with pytest.raises(RuntimeError) as err:
         dp.profiles(_sets(), representation="r", distance="euclidean", device="cuda")

@@ -318,6 +318,12 @@ def vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> dict:
     return _result("vendi", Bracket(lower.copy(), BOUNDS, lower, upper, note=note))
 
 
+def _skipped(b: Bracket) -> np.ndarray:
+    """Grid points a large-n module did not reach within its time budget (kind "skipped"):
+    the caller fills them with the certified bounds of the streamed passes."""
+    return np.array([k == "skipped" for k in (b.kind or [])], dtype=bool)
+
+
 def magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> dict:
     lower = magnitude_lower_bound(histogram(item), item.n, ts)
     upper = np.full(ts.shape, float(item.richness))
@@ -325,7 +331,7 @@ def magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> dict:
     if item.distance in ("euclidean", "cosine"):
         b = _call_large(cond, "magnitude", item, ts)
         if b is not None:
-            skipped = np.isnan(np.asarray(b.lower, dtype=np.float64))
+            skipped = _skipped(b)
             if skipped.any():  # time budget spent: the streamed-pass bounds at those scales
                 assert b.upper is not None
                 for arr, fill in ((b.value, lower), (b.lower, lower), (b.upper, upper)):
@@ -359,7 +365,7 @@ def circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> dict:
     if b is not None:
         assert b.lower is not None and b.upper is not None
         lower, upper = np.asarray(b.lower, dtype=np.int64), np.asarray(b.upper, dtype=np.int64)
-        skipped = np.array([k == "skipped" for k in (b.kind or [])], dtype=bool)
+        skipped = _skipped(b)
         if skipped.any():  # time budget spent: also the threshold-pass bounds there
             lo_s, hi_s = threshold_bounds(cond, item, taus)
             lower[skipped] = np.maximum(lower, lo_s)[skipped]
