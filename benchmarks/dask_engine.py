@@ -29,6 +29,13 @@ from pathlib import Path
 import numpy as np
 
 
+def _save(path: str, result: dict) -> None:
+    """Write the results beside the target, then rename: a crash never leaves half a file."""
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n")
+    tmp.replace(path)
+
+
 def _data(n: int, d: int, seed: int = 0) -> np.ndarray:
     """50 clusters around the origin. (Clusters far from the origin relative to their spread
     send most within-cluster pairs of the float32 pass to the float64 recomputation of close
@@ -140,7 +147,7 @@ def main() -> None:
         out = args.output or str(Path(__file__).with_name("dask_solvers_results.json"))
         head = {"n": args.n, "d": args.d, "cpu_count": os.cpu_count(), "uptime_before": _uptime()}
         result = {**head, **_solvers(X, args), "uptime_after": _uptime()}
-        Path(out).write_text(json.dumps(result, indent=2) + "\n")
+        _save(out, result)
         print(json.dumps(result, indent=2))
         return
     args.output = args.output or str(Path(__file__).with_name("dask_engine_results.json"))
@@ -181,7 +188,7 @@ def main() -> None:
     result["overhead_2_workers_vs_in_memory"] = result["dask_2_workers_s"] / t_mem
     result["scaling_1_to_2_workers"] = result["dask_1_workers_s"] / result["dask_2_workers_s"]
     result["uptime_after"] = _uptime()
-    Path(args.output).write_text(json.dumps(result, indent=2) + "\n")
+    _save(args.output, result)
     print(json.dumps(result, indent=2))
 
 
