@@ -424,7 +424,8 @@ def test_circles_large_brackets_exact(name):
     # the answer hinges on the last bit of how the distance was computed.)
     srt = np.sort(off)
     near = np.array([srt[5] * (1 + 1e-9), srt[400] * (1 - 1e-9), srt[2000] * (1 + 1e-9)])
-    taus = np.concatenate([np.quantile(off, [0.002, 0.02, 0.1, 0.3]), near])
+    # Above the median distance the sweep works on the complement graph.
+    taus = np.concatenate([np.quantile(off, [0.002, 0.02, 0.1, 0.3, 0.6, 0.9, 0.99]), near])
     lo_ex, hi_ex = dp.circles(D, taus, method="exact", return_bounds=True)
     assert np.array_equal(lo_ex, hi_ex)
     r = circles_large(X, taus, exact_max_component=0)
@@ -435,6 +436,37 @@ def test_circles_large_brackets_exact(name):
     assert np.array_equal(solved.lower[solved.exact], lo_ex[solved.exact])
     assert solved.exact.sum() >= r.exact.sum()
     _check_witnesses(solved, D)
+
+
+def test_threshold_graphs_match_the_dense_adjacency_across_row_blocks():
+    from scipy.sparse.csgraph import connected_components
+
+    from diversity_profiles.circles_large import _threshold_graphs
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(1500, 3)), 6.0 + rng.normal(size=(1000, 3))])  # 2 tiles
+    D = pairwise_distances(X)
+    grid = np.quantile(D[np.triu_indices(len(X), 1)], [0.0, 0.01, 0.3, 0.5, 0.8, 1.0])
+    g, top = _threshold_graphs(X, "euclidean", grid, 10**8)
+    assert top == len(grid) - 1 and g.complete
+    below = None
+    for k, tau in enumerate(grid):
+        A = D <= tau
+        np.fill_diagonal(A, False)
+        assert g.edges[k] == A.sum() // 2
+        assert np.array_equal(g.degrees(k), A.sum(axis=1))
+        for v in (0, 1499, 1500, 2047, 2048, 2499):
+            assert sorted(g.neighbours(v, k)) == np.flatnonzero(A[v]).tolist()
+            far = ~A[v]
+            far[v] = False
+            assert sorted(g.neighbours_far(v, k)) == np.flatnonzero(far).tolist()
+        below = g.components(k, below)
+        ncomp, lab = connected_components(A, directed=False)
+        assert below[1] == ncomp
+        # same partition: each label pairs with exactly one label of the other
+        assert len(set(zip(below[0].tolist(), lab.tolist(), strict=True))) == ncomp
+        members = np.array([3, 1600, 2100, 2400])
+        assert np.array_equal(g.dense(members, k), A[np.ix_(members, members)])
 
 
 def test_circles_large_memory_cap_keeps_bounds_valid():

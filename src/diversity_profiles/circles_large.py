@@ -2,10 +2,12 @@
 
 One pass over float32 distance tiles keeps the pairs within the largest threshold (pairs
 whose float32 distance is too close to a threshold to be trusted are recomputed in
-float64); each threshold's graph is a prefix of those pairs sorted by distance. A
-degree-ordered greedy independent set bounds Circles below (with the samples as witness),
-a greedy clique cover grown inside each sample's neighbourhood bounds it above, both are
-carried across thresholds, and components small enough are solved exactly by CP-SAT.
+float64) in one adjacency structure holding every threshold's graph (:mod:`._tau_graphs`).
+A degree-ordered greedy independent set bounds Circles below (with the samples as
+witness); the cliques of the previous threshold's cover, merged first-fit, bound it above
+(DSATUR where a component is small); above the median distance both run on the sparser
+complement graph. Bounds are carried across thresholds, and components small enough are
+solved exactly by CP-SAT.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._blockwise import DEFAULT_MEMORY, TILE
+from ._tau_graphs import TauGraphs
 from ._validation import check_parameter, one_of
 from .distances import _block, _refine_close_pairs, prepare_embeddings
 
@@ -25,9 +28,16 @@ __all__ = ["CirclesBounds", "circles_large"]
 FUNC = "circles_large"
 #: Cliques of the cover stop growing here (cost per clique is O(size · degree)).
 CLIQUE_CAP = 1024
+#: Below this mean degree the min-degree greedy also runs with degree updates (each
+#: threshold then costs every edge; measured at n = 3000, clustered: as often better as worse).
+DYNAMIC_MAX_DEGREE = 64
 #: Components up to this size also get a DSATUR cover (dense, O(size²) memory and time).
 DENSE_MAX = 2000
 _U32 = 2.0**-24  # unit round-off of float32
+_U64 = 2.0**-53
+#: A tile with more near-threshold pairs than this is redone by float64 GEMM (measured:
+#: ~1 µs a pair from differences at d = 768, ~0.3 s a float64 2048² tile).
+REFINE_TILE = 100_000
 
 
 @dataclass
@@ -120,19 +130,20 @@ def circles_large(
     t0 = time.perf_counter()
     deadline = None if time_budget is None else t0 + float(time_budget)
     n = X.shape[0]
-    pairs = _pairs_within(X, distance, grid, int(limit // 16), device, deadline)
+    built = _threshold_graphs(X, distance, grid, int(limit // 16), device, deadline)
     t1 = time.perf_counter()
-    if pairs is None:  # the budget ran out in the pair pass: nothing is bounded
+    if built is None:  # the budget ran out in the pair pass: nothing is bounded
         lo, hi = np.ones(len(grid), dtype=np.int64), np.full(len(grid), n, dtype=np.int64)
         sets = np.zeros((len(grid), n), dtype=bool)
         sets[:, 0] = True
         done = over_cap = np.zeros(len(grid), dtype=bool)
         n_pairs, cap = 0, np.nan
     else:
-        i, j, d, cap = pairs
-        lo, hi, sets, done = _sweep(n, i, j, d, grid, cap, exact_max_component, time_limit,
-                                    seed, deadline)  # fmt: skip
-        n_pairs, over_cap = len(d), grid > cap
+        graphs, top = built
+        lo, hi, sets, done = _sweep(graphs, len(grid), exact_max_component, time_limit, seed,
+                                    deadline)  # fmt: skip
+        n_pairs, cap = len(graphs.ind) // 2, float(grid[top])
+        over_cap = np.arange(len(grid)) > top
     t2 = time.perf_counter()
     kind = np.where(lo == hi, "exact", np.where(done | over_cap, "certified", "skipped"))
     return CirclesBounds(
@@ -142,9 +153,9 @@ def circles_large(
     )  # fmt: skip
 
 
-def _pairs_within(X, distance, grid, max_pairs, device=None, deadline=None):
-    """Pairs i < j with distance ≤ the largest threshold that fits: (i, j, d sorted, cap);
-    None when ``deadline`` passes before the last row of tiles."""
+def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
+    """The threshold graphs of ``grid[:top + 1]`` (the largest prefix whose pairs fit in
+    ``max_pairs``) and ``top``; None when ``deadline`` passes before the last row of tiles."""
     if device is None:
         candidates = _host_candidates(X, distance)
     else:  # the tiles on a torch device; near-threshold pairs still settled here in float64
@@ -152,67 +163,80 @@ def _pairs_within(X, distance, grid, max_pairs, device=None, deadline=None):
 
         candidates = pair_candidates(X, distance, device, TILE, 4.0 * X.shape[1] * _U32)
     n = X.shape[0]
-    cap = float(grid[-1])
-    chunks, count = [], 0
+    top = len(grid) - 1
+    bin_type = np.min_scalar_type(len(grid))
+    tiles, count = {}, 0
     for a in range(0, n, TILE):
         if deadline is not None and a and time.perf_counter() > deadline:
             return None
         for b in range(a, n, TILE):
-            r, c, dv, bv = candidates(a, b, cap)
-            near = _near_threshold(dv, bv, grid)
+            r, c, dv, bv = candidates(a, b, float(grid[top]))
+            joined = np.searchsorted(grid, dv, side="left")  # in G_τk from k = joined on
+            near = _near_threshold(dv, bv, grid, joined)
+            if near.sum() > REFINE_TILE and hasattr(candidates, "precise"):
+                dv, bv = candidates.precise(a, b, r, c)
+                joined = np.searchsorted(grid, dv, side="left")
+                near = _near_threshold(dv, bv, grid, joined)
             if near.any():
                 dv[near] = _exact(X, a + r[near], b + c[near], distance)
-            inside = dv <= cap
-            chunks.append((a + r[inside], b + c[inside], dv[inside]))
+                joined[near] = np.searchsorted(grid, dv[near], side="left")
+            inside = joined <= top
+            tiles[a, b] = (r[inside].astype(np.uint16), c[inside].astype(np.uint16),
+                           joined[inside].astype(bin_type))  # fmt: skip
             count += int(inside.sum())
-            while count > max_pairs and len(grid) > 1:  # keep what fits: lower the cap
-                grid = grid[:-1]
-                cap = float(grid[-1])
-                chunks = [(ci[dd <= cap], cj[dd <= cap], dd[dd <= cap]) for ci, cj, dd in chunks]
-                count = sum(len(dd) for _, _, dd in chunks)
+            while count > max_pairs and top > 0:  # keep what fits: lower the cap
+                top -= 1
+                tiles = {t: (r_[k <= top], c_[k <= top], k[k <= top])
+                         for t, (r_, c_, k) in tiles.items()}  # fmt: skip
+                count = sum(len(k) for _, _, k in tiles.values())
             if count > max_pairs:
                 raise MemoryError(
-                    f"{FUNC}: the pairs within the smallest threshold {cap:.4g} do not fit in "
-                    f"memory_limit ({max_pairs} pairs). Raise memory_limit or use smaller tau."
+                    f"{FUNC}: the pairs within the smallest threshold {grid[top]:.4g} do not "
+                    f"fit in memory_limit ({max_pairs} pairs). Raise memory_limit or use "
+                    "smaller tau."
                 )
-    i = np.concatenate([c[0] for c in chunks]).astype(np.int32)
-    j = np.concatenate([c[1] for c in chunks]).astype(np.int32)
-    d = np.concatenate([c[2] for c in chunks])
-    order = np.argsort(d, kind="stable")
-    return i[order], j[order], d[order], cap
+    return TauGraphs.from_tiles(n, tiles, top + 1, TILE), top
 
 
 def _host_candidates(X, distance):
     """``candidates(a, b, cap)``: tile (a, b)'s pairs (r < c on the diagonal) whose float32
     distance may be ≤ cap, with that distance (float64, close pairs refined) and its error
-    bound."""
+    bound; ``candidates.precise(a, b, r, c)``: those pairs' distances from a float64 GEMM,
+    with its (2⁻²⁹ times smaller) bound."""
     X32 = X.astype(np.float32)
     sq = np.einsum("ij,ij->i", X, X)
-    err = 4.0 * X.shape[1] * _U32  # float32 GEMM error bound, relative to |x|² + |y|²
 
-    def candidates(a, b, cap):
-        A, B = X32[a : a + TILE], X32[b : b + TILE]
+    def tile(a, b, A, B, unit):
         D, close = _block(A, B, distance)
         D = D.astype(np.float64)
         _refine_close_pairs(D, X[a : a + TILE], X[b : b + TILE], distance, close)
-        bound = err * (sq[a : a + TILE, None] + sq[None, b : b + TILE])
+        bound = 4.0 * X.shape[1] * unit * (sq[a : a + TILE, None] + sq[None, b : b + TILE])
         if distance == "euclidean":  # the bound is on D², move it to D near τ
             bound = bound / np.maximum(D + np.sqrt(np.maximum(D * D - bound, 0.0)), 1e-300)
         if close is not None:
             bound[close] = 0.0  # already recomputed in float64
+        return D, bound
+
+    def candidates(a, b, cap):
+        D, bound = tile(a, b, X32[a : a + TILE], X32[b : b + TILE], _U32)
         r, c = np.nonzero(D <= cap + bound)
         if a == b:
             keep = r < c
             r, c = r[keep], c[keep]
         return r, c, D[r, c], bound[r, c]
 
+    def precise(a, b, r, c):
+        D, bound = tile(a, b, X[a : a + TILE], X[b : b + TILE], _U64)
+        return D[r, c], bound[r, c]
+
+    candidates.precise = precise
     return candidates
 
 
-def _near_threshold(d, bound, grid):
-    """Pairs whose distance is within its error bound of some threshold."""
+def _near_threshold(d, bound, grid, k):
+    """Pairs whose distance is within its error bound of some threshold; ``k`` is
+    ``searchsorted(grid, d)`` (grid[k-1] < d <= grid[k]: neighbours g[k], g[k+1] below)."""
     g = np.r_[-np.inf, grid, np.inf]
-    k = np.searchsorted(grid, d)  # grid[k-1] < d <= grid[k]: neighbours g[k], g[k+1]
     return np.minimum(np.abs(d - g[k]), np.abs(g[k + 1] - d)) <= bound
 
 
@@ -222,27 +246,18 @@ def _exact(X, r, c, distance):
     return s / 2.0 if distance == "cosine" else np.sqrt(s)
 
 
-def _graph(n, i, j):
-    from scipy.sparse import coo_matrix
-
-    A = coo_matrix((np.ones(2 * len(i), dtype=np.int8), (np.r_[i, j], np.r_[j, i])), (n, n))
-    A = A.tocsr()
-    A.sum_duplicates()
-    return A
-
-
-def _greedy_set(A, rank):
-    """Min-degree greedy independent set: repeatedly take a vertex of least residual degree
-    (ties by rank) and delete it with its neighbours; isolated vertices are taken at once.
+def _greedy_set(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
+    """Min-degree greedy independent set of G_τk: repeatedly take a vertex of least residual
+    degree (ties by rank) and delete it with its neighbours; isolated vertices are taken at
+    once.
 
     Measured on dense graphs (``circles``): 0.83 of the optimum in the worst case, 0.97 on
     average, against 0.71 for a random order.
     """
-    n = A.shape[0]
-    ptr, ind = A.indptr, A.indices
+    n = g.n
     big = np.int64(n + 1)
     # key = residual degree · (n + 1) + rank; removed vertices get a key above every live one.
-    key = np.diff(ptr).astype(np.int64) * big + rank
+    key = g.degrees(k) * big + rank
     gone = np.int64(2**62)
     chosen = np.zeros(n, dtype=bool)
     while True:
@@ -255,50 +270,104 @@ def _greedy_set(A, rank):
             key[free] = gone
             continue
         chosen[v] = True
-        nb = ind[ptr[v] : ptr[v + 1]]
+        nb = g.neighbours(v, k)
         removed = np.r_[v, nb[key[nb] < gone]]
         key[removed] = gone
-        touched = np.concatenate([ind[ptr[u] : ptr[u + 1]] for u in removed])
+        touched = g.gather(removed, k)[0]
         touched = touched[key[touched] < gone]  # live neighbours of deleted vertices
-        np.subtract.at(key, touched, big)  # each loses one degree per deleted neighbour
+        # each loses one degree per deleted neighbour
+        if 8 * len(touched) > n:
+            key -= big * np.bincount(touched, minlength=n)
+        else:
+            np.subtract.at(key, touched, big)
 
 
-def _clique_cover(A, rank):
-    """Clique labels: from each uncovered vertex (increasing degree), a clique grown among
-    its uncovered neighbours, up to CLIQUE_CAP. Each step adds, of (at most) 32 candidates,
-    the one adjacent to most other candidates, and keeps only its neighbours."""
-    n = A.shape[0]
-    deg = np.diff(A.indptr)
-    ptr, ind = A.indptr, A.indices
-    label = np.full(n, -1, dtype=np.int64)
-    mark = np.zeros(n, dtype=bool)
-    k = 0
-    for v in np.lexsort((rank, deg)):
-        if label[v] >= 0:
-            continue
-        label[v] = k
-        cand = ind[ptr[v] : ptr[v + 1]]
-        cand = cand[label[cand] < 0]
-        size = 1
-        while len(cand) and size < CLIQUE_CAP:
-            if len(cand) > 1:
-                mark[cand] = True
-                score = [np.count_nonzero(mark[ind[ptr[u] : ptr[u + 1]]]) for u in cand[:32]]
-                mark[cand] = False
-                u = cand[int(np.argmax(score))]
+def _greedy_static(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
+    """Independent set of G_τk taking vertices in increasing order of degree (ties by rank)
+    unless a neighbour was taken: the min-degree greedy without degree updates, whose cost is
+    the taken vertices' degrees rather than every edge."""
+    chosen = np.zeros(g.n, dtype=bool)
+    blocked = np.zeros(g.n, dtype=bool)
+    for v in np.lexsort((rank, g.degrees(k))).tolist():
+        if not blocked[v]:
+            chosen[v] = True
+            blocked[g.neighbours(v, k)] = True
+    return chosen
+
+
+def _greedy_far_clique(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
+    """The same greedy as :func:`_greedy_set`, run on the complement of a dense G_τk: an
+    independent set of G_τk is a clique of its complement, and the vertex of least residual
+    degree among the candidates is the one with most complement neighbours among them."""
+    n = g.n
+    chosen = np.zeros(n, dtype=bool)
+    cand = np.arange(n)
+    score = (n - 1) - g.degrees(k)  # complement degrees
+    live = np.ones(n, dtype=bool)
+    while len(cand):
+        v = int(cand[np.lexsort((rank[cand], -score))[0]])
+        chosen[v] = True
+        far = g.neighbours_far(v, k)
+        far = far[live[far]]
+        live[cand] = False
+        live[far] = True
+        cand = far
+        nb, counts = g.gather(cand, k, far=True)
+        owner = np.repeat(np.arange(len(cand)), counts)
+        score = np.bincount(owner, weights=live[nb], minlength=len(cand))
+    return chosen
+
+
+def _merge_cover(g: TauGraphs, k: int, cover: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Clique labels for G_τk: the cliques of ``cover`` (a clique cover of a subgraph of
+    G_τk, so still one of G_τk) merged first-fit, biggest first, into the biggest clique
+    they are wholly joined to. Never more cliques than ``cover``."""
+    far = g.prefer_complement(k)
+    size = np.bincount(cover)
+    order = np.argsort(cover, kind="stable")
+    starts = np.r_[0, np.cumsum(size)]
+    deg = g.degrees(k)
+    # a clique with no edge leaving it merges with nothing
+    outside = np.bincount(cover, weights=deg, minlength=len(size)) - size * (size - 1.0)
+    first = np.full(len(size), g.n, dtype=np.int64)
+    np.minimum.at(first, cover, rank)
+    new = np.zeros(g.n, dtype=np.int32)  # 1 + the clique label; 0: not placed yet
+    new_size = np.zeros(len(size) + 1, dtype=np.int64)  # clique sizes, by new label
+    count = 0
+    for u in np.lexsort((first, -size)):
+        members = order[starts[u] : starts[u + 1]]
+        c = 0
+        if outside[u] > 0.5 and count:
+            if len(members) == 1:
+                v = int(members[0])
+                nb = g.ind[g.ends[v, k + 1] : g.ptr[v + 1]] if far else g.neighbours(v, k)
             else:
-                u = cand[0]
-            label[u] = k
-            size += 1
-            nb = ind[ptr[u] : ptr[u + 1]]
-            mark[nb] = True
-            cand = cand[mark[cand] & (cand != u)]
-            mark[nb] = False
-        k += 1
-    return label
+                nb = g.gather(members, k, far)[0]
+            nb = new[nb]
+            if far:  # joined to every clique without a complement edge to it
+                fits = new_size[: count + 1].copy()
+                fits[nb] = 0
+            else:  # joined to the cliques whose every member is a neighbour of every one
+                if 8 * len(nb) < count:  # few neighbours: sort them rather than count all
+                    labels, hits = np.unique(nb, return_counts=True)
+                else:
+                    hits = np.bincount(nb, minlength=count + 1)
+                    labels = np.flatnonzero(hits)
+                    hits = hits[labels]
+                fits = np.zeros(count + 1, dtype=np.int64)
+                whole = hits == len(members) * new_size[labels]
+                fits[labels[whole]] = new_size[labels[whole]]
+            fits[0] = 0
+            c = int(fits.argmax())
+        if c == 0:
+            count += 1
+            c = count
+        new[members] = c
+        new_size[c] += len(members)
+    return new - 1
 
 
-def _dense_covers(A, lab, ncomp, cover, rank):
+def _dense_covers(g: TauGraphs, k: int, lab, ncomp, cover, rank):
     """Per component of at most DENSE_MAX vertices, DSATUR's cover when it has fewer cliques
     (measured on dense graphs: 1.005–1.07× the optimum on average)."""
     from .circles import _dsatur_clique_cover
@@ -311,12 +380,11 @@ def _dense_covers(A, lab, ncomp, cover, rank):
     starts = np.r_[0, np.cumsum(size)]
     for c in np.flatnonzero((size > 2) & (size <= DENSE_MAX) & (count > 1)):
         members = np.sort(order[starts[c] : starts[c + 1]])
-        sub = A[members][:, members].toarray() > 0
-        labels = _dsatur_clique_cover(sub, np.argsort(np.argsort(rank[members])))
+        labels = _dsatur_clique_cover(g.dense(members, k), np.argsort(np.argsort(rank[members])))
         if labels.max() + 1 < count[c]:
             out[members] = top + labels
             top += int(labels.max()) + 1
-    return out
+    return np.unique(out, return_inverse=True)[1]
 
 
 def _per_component(values_mask_or_labels, lab, ncomp, cover=False):
@@ -326,76 +394,69 @@ def _per_component(values_mask_or_labels, lab, ncomp, cover=False):
     return np.bincount(lab[values_mask_or_labels], minlength=ncomp)
 
 
-def _sweep(n, i, j, d, grid, cap, exact_max, time_limit, seed, deadline=None):
-    from scipy.sparse.csgraph import connected_components
-
-    m = len(grid)
+def _sweep(g: TauGraphs, n_grid, exact_max, time_limit, seed, deadline=None):
+    """Bounds at every threshold of the grid (``n_grid`` of them; those above the graphs'
+    cap keep carried bounds), the witnesses, and which thresholds got both bounds."""
+    n, m = g.n, g.ends.shape[1] - 1
     rank = np.random.default_rng(seed).permutation(n)
-    lower, upper = np.ones(m, dtype=np.int64), np.full(m, n, dtype=np.int64)
-    sets = np.zeros((m, n), dtype=bool)
-    graphs = {}
-    todo = [k for k in range(m) if grid[k] <= cap]
-
-    def graph(k):
-        if k not in graphs:
-            A = _graph(n, i[: np.searchsorted(d, grid[k], side="right")],
-                       j[: np.searchsorted(d, grid[k], side="right")])  # fmt: skip
-            ncomp, lab = connected_components(A, directed=False)
-            graphs.clear()  # one graph at a time: memory
-            graphs[k] = (A, lab, ncomp)
-        return graphs[k]
+    lower, upper = np.ones(n_grid, dtype=np.int64), np.full(n_grid, n, dtype=np.int64)
+    sets = np.zeros((n_grid, n), dtype=bool)
 
     def spent():
         return deadline is not None and time.perf_counter() > deadline
 
-    covers = {}
-    prev = None
-    for pos, k in enumerate(todo):  # upward: a clique cover stays a cover as τ grows
-        if pos and spent():  # the rest is skipped (the carried cover still bounds it)
-            todo = todo[:pos]
+    components, covers = [], []
+    cover = np.arange(n)  # singletons: a clique cover of every graph
+    below = None
+    for k in range(m):  # upward: a clique cover stays a cover as τ grows
+        if k and spent():  # the rest is skipped (the carried cover still bounds it)
             break
-        A, lab, ncomp = graph(k)
-        own = _dense_covers(A, lab, ncomp, _clique_cover(A, rank), rank)
-        if prev is not None:
-            better = _per_component(prev, lab, ncomp, True) < _per_component(own, lab, ncomp, True)
-            own = np.where(better[lab], prev, own + n)
-        covers[k] = prev = np.unique(own, return_inverse=True)[1]
-        upper[k] = int(prev.max()) + 1
+        below = g.components(k, below)
+        cover = _dense_covers(g, k, *below, _merge_cover(g, k, cover, rank), rank)
+        components.append(below)
+        covers.append(cover)
+        upper[k] = int(cover.max()) + 1
     cp_model = None
     if exact_max > 0:
         from .circles import _cp_model
 
         cp_model = _cp_model()
     prev = None
-    full = np.zeros(m, dtype=bool)  # both bounds computed at τ_k (not cut by the budget)
-    for k in todo[::-1]:  # downward: an independent set stays independent as τ shrinks
+    full = np.zeros(n_grid, dtype=bool)  # both bounds computed at τ_k (not cut by the budget)
+    for k in range(len(covers) - 1, -1, -1):  # downward: an independent set stays one
         if spent():  # keep the carried set, if any: still independent
             if prev is not None:
                 sets[k], lower[k] = prev, int(prev.sum())
             continue
         full[k] = True
-        A, lab, ncomp = graph(k)
-        own = _greedy_set(A, rank)
-        if prev is not None:
-            keep = _per_component(prev, lab, ncomp) > _per_component(own, lab, ncomp)
-            own = np.where(keep[lab], prev, own)
+        lab, ncomp = components[k]
+        if g.prefer_complement(k):
+            found = [_greedy_far_clique(g, k, rank)]
+        else:  # the updating greedy costs every edge: only where the graph is sparse
+            found = [_greedy_static(g, k, rank)]
+            if 2 * g.edges[k] <= DYNAMIC_MAX_DEGREE * n:
+                found.append(_greedy_set(g, k, rank))
+        own = found.pop()
+        for other in found + ([] if prev is None else [prev]):
+            keep = _per_component(other, lab, ncomp) > _per_component(own, lab, ncomp)
+            own = np.where(keep[lab], other, own)
         if cp_model is not None and not spent():
-            own, upper[k] = _solve_small(cp_model, A, lab, ncomp, covers[k], own, exact_max,
+            own, upper[k] = _solve_small(cp_model, g, k, lab, ncomp, covers[k], own, exact_max,
                                          time_limit, seed)  # fmt: skip
         sets[k] = prev = own
         lower[k] = int(own.sum())
     # Circles is nonincreasing in τ: each bound also holds on the other side.
     upper = np.minimum.accumulate(upper)
-    for k in range(m - 2, -1, -1):
+    for k in range(n_grid - 2, -1, -1):
         if lower[k + 1] > lower[k]:
             lower[k], sets[k] = lower[k + 1], sets[k + 1]
-    for k in range(m):
+    for k in range(n_grid):
         if not sets[k].any():  # above the cap or skipped: one sample is a valid witness
             sets[k, 0] = True
     return lower, upper, sets, full
 
 
-def _solve_small(cp_model, A, lab, ncomp, cover, best, exact_max, time_limit, seed):
+def _solve_small(cp_model, g, k, lab, ncomp, cover, best, exact_max, time_limit, seed):
     """CP-SAT on the components of at most ``exact_max`` vertices whose bounds differ."""
     from .circles import _solve_component
 
@@ -408,10 +469,9 @@ def _solve_small(cp_model, A, lab, ncomp, cover, best, exact_max, time_limit, se
         starts = np.r_[0, np.cumsum(size)]
         for c in open_:
             members = np.sort(order[starts[c] : starts[c + 1]])
-            sub = A[members][:, members].toarray() > 0
             sub_cover = np.unique(cover[members], return_inverse=True)[1]
             found, lo_c, hi_c, _ = _solve_component(
-                cp_model, sub, sub_cover, best[members], seed, time_limit
+                cp_model, g.dense(members, k), sub_cover, best[members], seed, time_limit
             )
             if lo_c > lo[c]:
                 best[members] = found
