@@ -36,8 +36,8 @@ DENSE_MAX = 2000
 _U32 = 2.0**-24  # unit round-off of float32
 _U64 = 2.0**-53
 #: A tile with more near-threshold pairs than this is redone by float64 GEMM (measured:
-#: ~1 µs a pair from differences at d = 768, ~0.3 s a float64 2048² tile).
-REFINE_TILE = 100_000
+#: ~12 µs a pair from differences at d = 768, ~0.3 s a float64 2048² tile).
+REFINE_TILE = 20_000
 
 
 @dataclass
@@ -140,9 +140,9 @@ def circles_large(
         n_pairs, cap = 0, np.nan
     else:
         graphs, top = built
-        lo, hi, sets, done = _sweep(graphs, len(grid), exact_max_component, time_limit, seed,
-                                    deadline)  # fmt: skip
-        n_pairs, cap = len(graphs.ind) // 2, float(grid[top])
+        lo, hi, sets, done = _sweep(graphs, top + 1, len(grid), exact_max_component,
+                                    time_limit, seed, deadline)  # fmt: skip
+        n_pairs, cap = int(graphs.edges[top]), float(grid[top])
         over_cap = np.arange(len(grid)) > top
     t2 = time.perf_counter()
     kind = np.where(lo == hi, "exact", np.where(done | over_cap, "certified", "skipped"))
@@ -155,7 +155,9 @@ def circles_large(
 
 def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
     """The threshold graphs of ``grid[:top + 1]`` (the largest prefix whose pairs fit in
-    ``max_pairs``) and ``top``; None when ``deadline`` passes before the last row of tiles."""
+    ``max_pairs``) and ``top``; None when ``deadline`` passes before the last row of tiles.
+    When every pair fits, every pair is kept (those beyond the grid in a last bin of their
+    own), so the complement graphs are stored too."""
     if device is None:
         candidates = _host_candidates(X, distance)
     else:  # the tiles on a torch device; near-threshold pairs still settled here in float64
@@ -164,13 +166,14 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
         candidates = pair_candidates(X, distance, device, TILE, 4.0 * X.shape[1] * _U32)
     n = X.shape[0]
     top = len(grid) - 1
+    every = n * (n - 1) // 2 <= max_pairs
     bin_type = np.min_scalar_type(len(grid))
     tiles, count = {}, 0
     for a in range(0, n, TILE):
         if deadline is not None and a and time.perf_counter() > deadline:
             return None
         for b in range(a, n, TILE):
-            r, c, dv, bv = candidates(a, b, float(grid[top]))
+            r, c, dv, bv = candidates(a, b, np.inf if every else float(grid[top]))
             joined = np.searchsorted(grid, dv, side="left")  # in G_τk from k = joined on
             near = _near_threshold(dv, bv, grid, joined)
             if near.sum() > REFINE_TILE and hasattr(candidates, "precise"):
@@ -180,7 +183,7 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
             if near.any():
                 dv[near] = _exact(X, a + r[near], b + c[near], distance)
                 joined[near] = np.searchsorted(grid, dv[near], side="left")
-            inside = joined <= top
+            inside = joined <= (top + 1 if every else top)
             tiles[a, b] = (r[inside].astype(np.uint16), c[inside].astype(np.uint16),
                            joined[inside].astype(bin_type))  # fmt: skip
             count += int(inside.sum())
@@ -195,7 +198,7 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
                     f"fit in memory_limit ({max_pairs} pairs). Raise memory_limit or use "
                     "smaller tau."
                 )
-    return TauGraphs.from_tiles(n, tiles, top + 1, TILE), top
+    return TauGraphs.from_tiles(n, tiles, top + 2 if every else top + 1, TILE), top
 
 
 def _host_candidates(X, distance):
@@ -295,26 +298,17 @@ def _greedy_static(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
     return chosen
 
 
-def _greedy_far_clique(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
-    """The same greedy as :func:`_greedy_set`, run on the complement of a dense G_τk: an
-    independent set of G_τk is a clique of its complement, and the vertex of least residual
-    degree among the candidates is the one with most complement neighbours among them."""
-    n = g.n
-    chosen = np.zeros(n, dtype=bool)
-    cand = np.arange(n)
-    score = (n - 1) - g.degrees(k)  # complement degrees
-    live = np.ones(n, dtype=bool)
-    while len(cand):
-        v = int(cand[np.lexsort((rank[cand], -score))[0]])
-        chosen[v] = True
-        far = g.neighbours_far(v, k)
-        far = far[live[far]]
-        live[cand] = False
-        live[far] = True
-        cand = far
-        nb, counts = g.gather(cand, k, far=True)
-        owner = np.repeat(np.arange(len(cand)), counts)
-        score = np.bincount(owner, weights=live[nb], minlength=len(cand))
+def _greedy_far_static(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
+    """:func:`_greedy_static` on the complement of a dense G_τk: vertices in decreasing
+    order of complement degree, each taken when it is a complement neighbour of all taken."""
+    chosen = np.zeros(g.n, dtype=bool)
+    live = np.ones(g.n, dtype=bool)
+    for v in np.lexsort((rank, g.degrees(k))).tolist():
+        if live[v]:
+            chosen[v] = True
+            keep = np.zeros(g.n, dtype=bool)
+            keep[g.neighbours_far(v, k)] = True
+            live &= keep
     return chosen
 
 
@@ -367,6 +361,35 @@ def _merge_cover(g: TauGraphs, k: int, cover: np.ndarray, rank: np.ndarray) -> n
     return new - 1
 
 
+def _dsatur_far_cover(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
+    """Clique labels for a dense G_τk: DSATUR colouring of its (stored, sparser) complement,
+    whose colour classes are cliques of G_τk. Next is the vertex whose complement neighbours
+    hold most colours, then most complement neighbours, then rank; it takes the first
+    colour none of them holds."""
+    n = g.n
+    far_deg = (n - 1) - g.degrees(k)
+    step = np.int64(n + 1) ** 2
+    key = far_deg * np.int64(n + 1) + (n - rank)  # + saturation · step as colours appear
+    label = np.empty(n, dtype=np.int64)
+    blocked = np.zeros((8, n), dtype=bool)  # blocked[c, u]: colour c is on a neighbour of u
+    count = 0
+    for _ in range(n):
+        v = int(key.argmax())
+        key[v] = -1
+        free = np.flatnonzero(~blocked[:count, v])
+        c = int(free[0]) if len(free) else count
+        if c == count:
+            count += 1
+            if count > len(blocked):
+                blocked = np.vstack([blocked, np.zeros_like(blocked)])
+        label[v] = c
+        nb = g.neighbours_far(v, k)
+        nb = nb[~blocked[c, nb]]
+        blocked[c, nb] = True
+        key[nb[key[nb] >= 0]] += step
+    return label
+
+
 def _dense_covers(g: TauGraphs, k: int, lab, ncomp, cover, rank):
     """Per component of at most DENSE_MAX vertices, DSATUR's cover when it has fewer cliques
     (measured on dense graphs: 1.005–1.07× the optimum on average)."""
@@ -387,6 +410,13 @@ def _dense_covers(g: TauGraphs, k: int, lab, ncomp, cover, rank):
     return np.unique(out, return_inverse=True)[1]
 
 
+def _fewer_cliques(cover, other, lab, ncomp):
+    """Per component, the cover with fewer cliques (labels renumbered 0..)."""
+    better = _per_component(other, lab, ncomp, True) < _per_component(cover, lab, ncomp, True)
+    both = np.where(better[lab], other + len(lab), cover)
+    return np.unique(both, return_inverse=True)[1]
+
+
 def _per_component(values_mask_or_labels, lab, ncomp, cover=False):
     if cover:
         first = np.unique(values_mask_or_labels, return_index=True)[1]
@@ -394,10 +424,11 @@ def _per_component(values_mask_or_labels, lab, ncomp, cover=False):
     return np.bincount(lab[values_mask_or_labels], minlength=ncomp)
 
 
-def _sweep(g: TauGraphs, n_grid, exact_max, time_limit, seed, deadline=None):
-    """Bounds at every threshold of the grid (``n_grid`` of them; those above the graphs'
-    cap keep carried bounds), the witnesses, and which thresholds got both bounds."""
-    n, m = g.n, g.ends.shape[1] - 1
+def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None):
+    """Bounds at every threshold of the grid (``n_grid`` of them; those above the first
+    ``m``, the graphs' cap, keep carried bounds), the witnesses, and which thresholds got
+    both bounds."""
+    n = g.n
     rank = np.random.default_rng(seed).permutation(n)
     lower, upper = np.ones(n_grid, dtype=np.int64), np.full(n_grid, n, dtype=np.int64)
     sets = np.zeros((n_grid, n), dtype=bool)
@@ -413,6 +444,8 @@ def _sweep(g: TauGraphs, n_grid, exact_max, time_limit, seed, deadline=None):
             break
         below = g.components(k, below)
         cover = _dense_covers(g, k, *below, _merge_cover(g, k, cover, rank), rank)
+        if g.prefer_complement(k):
+            cover = _fewer_cliques(cover, _dsatur_far_cover(g, k, rank), *below)
         components.append(below)
         covers.append(cover)
         upper[k] = int(cover.max()) + 1
@@ -431,8 +464,9 @@ def _sweep(g: TauGraphs, n_grid, exact_max, time_limit, seed, deadline=None):
         full[k] = True
         lab, ncomp = components[k]
         if g.prefer_complement(k):
-            found = [_greedy_far_clique(g, k, rank)]
-        else:  # the updating greedy costs every edge: only where the graph is sparse
+            found = [_greedy_far_static(g, k, rank)]
+        else:  # the updating greedy costs every edge (measured at n = 5000 and 10,000: as
+            # often better as worse than the static one): only where the graph is sparse
             found = [_greedy_static(g, k, rank)]
             if 2 * g.edges[k] <= DYNAMIC_MAX_DEGREE * n:
                 found.append(_greedy_set(g, k, rank))
