@@ -173,14 +173,22 @@ def test_the_browser_words_verdicts_like_summary_py(compiled, tmp_path):
         seen.update(
             w
             for w in (
-                "disagree", "tied in every", "within the margin", "confidence", "cross in",
+                "disagree",
+                "tied in every",
+                "within the margin",
+                "confidence",
+                "cross in",
                 "bounds overlap in",
             )
             if any(w in line for line in want["block"])
         )
     # The fixtures reach every kind of line.
     assert {
-        "disagree", "tied in every", "within the margin", "confidence", "cross in",
+        "disagree",
+        "tied in every",
+        "within the margin",
+        "confidence",
+        "cross in",
         "bounds overlap in",
     } <= seen
     assert any(
