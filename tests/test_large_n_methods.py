@@ -478,6 +478,8 @@ def test_circles_large_memory_cap_keeps_bounds_valid():
     assert r.tau_cap < taus[-1] and r.n_pairs <= 2000
     assert np.all(r.lower <= exact_lo[1]) and np.all(r.upper >= exact_lo[0])
     assert np.all(np.diff(r.upper) <= 0) and r.lower[-1] >= 1
+    # above the cap, witnesses from a subsample (here all 200 samples): more than one
+    assert r.lower[taus > r.tau_cap].min() > 1
     _check_witnesses(r, D)
 
 

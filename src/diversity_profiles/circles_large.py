@@ -28,6 +28,8 @@ __all__ = ["CirclesBounds", "circles_large"]
 FUNC = "circles_large"
 #: Cliques of the cover stop growing here (cost per clique is O(size · degree)).
 CLIQUE_CAP = 1024
+#: Thresholds above the cap (pairs did not fit) get witnesses from this many samples.
+SUBSAMPLE = 3000
 #: Below this mean degree the min-degree greedy also runs with degree updates (each
 #: threshold then costs every edge; measured at n = 3000, clustered: as often better as worse).
 DYNAMIC_MAX_DEGREE = 64
@@ -46,8 +48,9 @@ class CirclesBounds:
 
     ``lower[k]`` is the size of ``witness[k]``, a set of samples pairwise farther apart
     than ``tau[k]``; ``upper[k]`` is a proven upper bound; ``exact`` where they meet.
-    Thresholds above ``tau_cap`` (when the pairs did not fit in memory) keep ``lower = 1``
-    and the upper bound carried from below. ``kind[k]`` is ``"exact"``, ``"certified"``
+    Thresholds above ``tau_cap`` (when the pairs did not fit in memory) take their lower
+    bound from a greedy independent set of SUBSAMPLE random samples and carry the upper
+    bound from below. ``kind[k]`` is ``"exact"``, ``"certified"``
     or ``"skipped"`` (time budget spent before τ_k was reached: its bounds are only the
     carried ones, still valid; the caller may supply better cheap ones).
     """
@@ -140,8 +143,11 @@ def circles_large(
         n_pairs, cap = 0, np.nan
     else:
         graphs, top = built
+        above = {}  # thresholds above the cap: witnesses from a subsample
+        if top < len(grid) - 1:
+            above = _subsample_witnesses(X, distance, grid, range(top + 1, len(grid)), seed)
         lo, hi, sets, done = _sweep(graphs, top + 1, len(grid), exact_max_component,
-                                    time_limit, seed, deadline)  # fmt: skip
+                                    time_limit, seed, deadline, above)  # fmt: skip
         n_pairs, cap = int(graphs.edges[top]), float(grid[top])
         over_cap = np.arange(len(grid)) > top
     t2 = time.perf_counter()
@@ -424,10 +430,10 @@ def _per_component(values_mask_or_labels, lab, ncomp, cover=False):
     return np.bincount(lab[values_mask_or_labels], minlength=ncomp)
 
 
-def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None):
+def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, above=None):
     """Bounds at every threshold of the grid (``n_grid`` of them; those above the first
-    ``m``, the graphs' cap, keep carried bounds), the witnesses, and which thresholds got
-    both bounds."""
+    ``m``, the graphs' cap, keep carried bounds and the witnesses in ``above``), the
+    witnesses, and which thresholds got both bounds."""
     n = g.n
     rank = np.random.default_rng(seed).permutation(n)
     lower, upper = np.ones(n_grid, dtype=np.int64), np.full(n_grid, n, dtype=np.int64)
@@ -479,6 +485,9 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None):
                                          time_limit, seed)  # fmt: skip
         sets[k] = prev = own
         lower[k] = int(own.sum())
+    for k, witness in (above or {}).items():
+        sets[k, witness] = True
+        lower[k] = len(witness)
     # Circles is nonincreasing in τ: each bound also holds on the other side.
     upper = np.minimum.accumulate(upper)
     for k in range(n_grid - 2, -1, -1):
@@ -488,6 +497,29 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None):
         if not sets[k].any():  # above the cap or skipped: one sample is a valid witness
             sets[k, 0] = True
     return lower, upper, sets, full
+
+
+def _subsample_witnesses(X, distance, grid, ks, seed) -> dict:
+    """Greedy independent sets at the thresholds ``ks`` among SUBSAMPLE random samples:
+    samples pairwise farther apart than τ there are so in the whole set, so each is a
+    witness (every pair checked from its difference in float64)."""
+    from .circles import _min_degree_greedy
+    from .distances import distance_matrix
+
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    S = np.sort(rng.choice(n, size=min(n, SUBSAMPLE), replace=False))
+    D = distance_matrix(X[S], distance)
+    rank = rng.permutation(len(S))
+    out = {}
+    for k in ks:
+        A = D <= grid[k]
+        np.fill_diagonal(A, False)
+        w = S[_min_degree_greedy(A, rank)]
+        r, c = np.triu_indices(len(w), 1)
+        close = _exact(X, w[r], w[c], distance) <= grid[k]
+        out[k] = np.setdiff1d(w, w[c[close]])  # drop one sample of each pair too close
+    return out
 
 
 def _solve_small(cp_model, g, k, lab, ncomp, cover, best, exact_max, time_limit, seed):
