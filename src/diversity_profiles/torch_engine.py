@@ -667,8 +667,8 @@ def gram(X: Any, scale: float = 1.0, *, device: str = "cpu", rows: int = 16384) 
 def dual_spectrum(X: Any, *, device: str = "cpu") -> np.ndarray:
     """Eigenvalues of ``XᵀX / n`` (cosine Vendi's dual form; rows already unit): the
     covariance on the device, its eigenvalues by LAPACK on the host (d × d is small)."""
-    from scipy.linalg import eigvalsh
+    from ._blockwise import dual_eigenvalues
 
     n = X.n if isinstance(X, DeviceSet) else np.asarray(X).shape[0]
     C = gram(X, float(np.sqrt(1.0 / n)), device=device)
-    return eigvalsh(C, overwrite_a=True, check_finite=False, driver="evd")
+    return dual_eigenvalues(C)
