@@ -401,7 +401,7 @@ def _separated(theta, beta):
     if not len(theta):
         return np.zeros(0, dtype=bool)
     gap = theta - theta[-1]
-    return (theta >= _SEPARATION * theta[-1]) & (beta <= 0.1 * gap)
+    return (theta >= _SEPARATION * theta[-1]) & (gap > 0) & (beta <= 0.1 * gap)
 
 
 def _lanczos(op, V, steps, double, deadline=None, first=None, sep=None, start=0):
