@@ -284,6 +284,29 @@ def test_vendi_large_has_no_pinching_bias():
         assert np.all(r.error <= 4e-3 * r.value)
 
 
+def test_vendi_large_low_orders_unbiased_by_leaked_top_eigenvalues():
+    # Clusters in a subspace plus isotropic noise: a spectrum with far separated top
+    # eigenvalues over a flat tail. Their leaked components in the probes took most of
+    # the probes' Lanczos steps and left the Gauss-Radau node at 0 far off, so the
+    # midpoint estimate sat 3.4% low at q = 0.1 here (bar 4%; 0.95% low at n = 10,000 in
+    # the benchmark). Deflating the separated Ritz pairs from the probes' Lanczos must
+    # leave it within 0.5% at every low order, inside a bar that stays narrow.
+    rng = np.random.default_rng(3)
+    n, d = 1500, 200
+    basis = np.linalg.qr(rng.normal(size=(d, 16)))[0]
+    centres = rng.normal(size=(20, 16)) * 2
+    X = (centres[rng.integers(0, 20, n)] + rng.normal(size=(n, 16))) @ basis.T
+    X += 0.3 * rng.normal(size=(n, d))
+    D = pairwise_distances(X)
+    h = median_bandwidth([D])
+    qs = np.array([0.1, 0.25, 0.5, 1.0])
+    exact = dp.vendi_score(gaussian_kernel(D, h), qs)
+    r = vendi_large(X, qs, bandwidth=h, rank=60, probes=30, steps=25, seed=2)
+    np.testing.assert_allclose(r.value, exact, rtol=5e-3)
+    assert np.all(np.abs(r.value - exact) <= r.error), (r.value - exact) / r.error
+    assert r.error[0] <= 5e-3 * r.value[0], r.error / r.value
+
+
 def test_vendi_large_short_lanczos_still_brackets_each_quadratic_form():
     # A deadline already past stops every column after two steps: the Gauss and
     # Gauss-Radau rules of two steps must still bracket each exact quadratic form vᵀf(A)v

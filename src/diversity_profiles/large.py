@@ -39,8 +39,8 @@ if TYPE_CHECKING:  # condition reads large's median distance: types only, no cyc
 EXACT, BOUNDS, ESTIMATE = "exact", "certified bounds", "estimate ± error"
 #: vendi_large's error bar, measured against eigvalsh (benchmarks/large_n_methods.py).
 COVERAGE_NOTE = (
-    "measured at n = 2000 over 20 datasets: the error bar covered the exact value in 76 of "
-    "80 cases at q = 0.25-1.5 (95%), errors at most 0.30% for q <= 1 and 2.5e-8 for q >= 2"
+    "measured at n = 2000 over 20 datasets: the error bar covered the exact value in 80 of "
+    "80 cases at q = 0.25-1.5, errors at most 0.14% for q <= 1 and 4.3e-8 for q >= 2"
 )
 #: How a family's value was obtained, weakest last: merging sets keeps the weakest.
 STRENGTH = {EXACT: 0, BOUNDS: 1, ESTIMATE: 2}

@@ -35,6 +35,10 @@ FUNC = "vendi_large"
 _EPS = float(np.finfo(np.float64).eps)
 #: Relative floor of the error bar: float64 rounding of sums over the spectrum.
 _ROUNDING = 1e-11
+#: Ritz values at least this many times the smallest one are deflated from the probes'
+#: Lanczos (see _deflated_slq). 2 left a pinching bias of ~1e-5 at q = 1 (n = 4000); 4
+#: none measurable.
+_SEPARATION = 4.0
 
 
 @dataclass
@@ -116,8 +120,8 @@ def vendi_large(
     *,
     bandwidth: float,
     rank: int = 200,
-    probes: int = 80,
-    steps: int = 60,
+    probes: int = 128,
+    steps: int = 40,
     ritz_steps: int = 20,
     power_iterations: int = 2,
     seed: int = 0,
@@ -144,10 +148,13 @@ def vendi_large(
     rank : int, default 200
         Size m of the Rayleigh–Ritz basis (deflated from SLQ).
     probes, steps : int
-        Rademacher probes of the complement and their Lanczos steps. At n = 2000, d = 768
-        60 steps kept the quadrature gap of q = 0.25 (1.4e-4) under the probe error; 30
-        left it at 0.8% on clustered data (the probes' Lanczos on A also has to resolve
-        the large eigenvalues that leak into them).
+        Rademacher probes of the complement and their Lanczos steps. Without deflating
+        the separated Ritz pairs from the probes' Lanczos (see Notes), the large
+        eigenvalues leaking into the probes took most of the steps (50 of 120 nodes):
+        at n = 10,000 (clustered data) 60 steps left a Gauss/Gauss–Radau gap of 1.7% at
+        q = 0.1 and the midpoint 0.95% low. With it, 30 steps leave 1.6e-4 there, so
+        the defaults spend the products on probes (128 × 40 instead of 80 × 60: the
+        same number of products, half the reorthogonalisation).
     ritz_steps : int
         Lanczos steps from each Ritz vector (their quadratic forms converge fast: gaps
         of ~5e-8 relative after 30 steps at n = 2000).
@@ -206,19 +213,28 @@ def vendi_large(
     from Rademacher probes projected off U [1]_, again with products by A. (Lanczos on
     the deflated ``(I − UUᵀ)A(I − UUᵀ)`` with the Ritz values added, as an earlier version
     did, evaluates f on a pinching of A: one-sided errors up to 0.34% that no error bar
-    covered.) The dimension ``N − m`` and trace ``1 − Σθ`` of the complement are known
-    exactly, so the probes only estimate ``f`` minus its tangent at the mean complement
-    eigenvalue (a control variate; near q = 1 also ``f(x) = x^q − x``). For each
+    covered.) Only the Ritz pairs far above the rest (``θ_i ≥ 4θ_m``, residual
+    ``β_i ≤ 0.1(θ_i − θ_m)``) are projected out of the probes' Lanczos: otherwise their
+    leaked components, however small, each take a Lanczos step and keep the Gauss–Radau
+    node at 0 far from the rest, which biased the midpoint low at small q. That pinching
+    moves the complement trace, to second order, by at most
+    ``Σ_i (β_i/(θ_i − θ_m))² |f(θ_i) − f(λ) − f'(λ)(θ_i − λ)|`` over λ in the probes'
+    spectrum, which joins the error bar (measured ~10× above the actual shift at
+    n = 4000, and ≤ 7e-6 relative). The dimension ``N − m`` and trace ``1 − Σθ`` of the
+    complement are known exactly, so the probes only estimate ``f`` minus its tangent at
+    the mean complement eigenvalue (a control variate; near q = 1 also
+    ``f(x) = x^q − x``). For each
     quadratic form, the Gauss rule and the Gauss–Radau rule with a node at 0 bracket it
     for 0 < q < 2 (the derivatives of order 2s and 2s + 1 have constant, opposite signs);
     the estimate is their midpoint (for a Ritz vector whose residual is below the float32
     noise, the one-step rules from ``α = θ_i``, ``β = ‖r_i‖`` in float64). The error bar
     is 3 standard errors of the probe mean plus the half-gaps of the two rules (mean over
     probes, sum over Ritz vectors), plus, at q < 1, the most that eigenvalues below the
-    resolvable floor could add; it is an estimate, not a guarantee: over 20 datasets at
-    n = 2000, d = 768 it covered the exact value in 76 of 80 cases at q = 0.25 … 1.5 (the
-    misses: one dataset whose probes fell 3.2 standard errors off), with errors ≤ 0.30% at
-    q ≤ 1 and ≤ 2.5e-8 at q ≥ 2 (benchmarks/large_n_methods.py, ``vendi_coverage``).
+    resolvable floor could add, plus the pinching term above; it is an estimate, not a
+    guarantee: over 20 datasets at n = 2000, d = 768 it covered the exact value in 80 of 80
+    cases at q = 0.25 … 1.5 (76 of 80 before the separated pairs were deflated), with
+    errors ≤ 0.14% at q ≤ 1 and ≤ 4.3e-8 at q ≥ 2 (benchmarks/large_n_methods.py,
+    ``vendi_coverage``); at n = 10,000 errors ≤ 0.11% (clustered), ≤ 0.20% (Gaussian) at q ≤ 1.
     q = 2 is exact (``1/‖A‖_F²``); q = ∞ is ``1/θ_1``. Plain SLQ (no deflation) and
     random Fourier features were measured to be badly wrong at low q and are not used.
 
@@ -272,14 +288,17 @@ def _vendi_large(op, n_total, qs, rank, probes, steps, power_iterations, seed, l
     lo, hi = _boxes(theta, rho, float((R * R).sum()), fro2, N)
     cut = 10.0 * n_total * _EPS * max(float(theta[0]) if len(theta) else 0.0, 0.0)
     spent = deadline is not None and time.perf_counter() > deadline
+    beta = np.sqrt((R * R).sum(axis=0))
+    separated = _separated(theta, beta)
     slq = None
     if not spent:
-        slq = _deflated_slq(op, U, theta, probes, steps, seed, fro2, precision, deadline)
+        slq = _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
+                            deadline)  # fmt: skip
     if slq is not None:  # exactly known moments of the complement: control variates
         slq["count"], slq["trace"] = N - len(theta), max(1.0 - float(theta.sum()), 0.0)
+        slq["deflated"] = (theta[separated], beta[separated], theta[-1])
         # One Lanczos step from u_i in float64 (α = θ_i, β = ‖r_i‖): its two rules bracket
         # u_iᵀf(A)u_i too, without the float32 noise of the longer run (see _estimate).
-        beta = np.sqrt((R * R).sum(axis=0))
         slq["ritz_one"] = [
             _gauss_rule(np.array([t]), np.array([b]), exhausted=b == 0.0)
             for t, b in zip(theta, beta, strict=True)
@@ -334,8 +353,10 @@ def _boxes(theta, rho, r_fro2, fro2, N):
     return lo, np.maximum(hi, lo)
 
 
-def _deflated_slq(op, U, theta, probes, steps, seed, fro2, precision, deadline=None):
-    """Lanczos on A from the Ritz vectors U and from Rademacher probes projected off U.
+def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
+                  deadline=None):  # fmt: skip
+    """Lanczos on A from the Ritz vectors U and from Rademacher probes projected off U
+    (the probes' on A with the ``separated`` Ritz vectors projected out: see vendi_large).
 
     ``tr f(A) = Σ_i u_iᵀ f(A) u_i + tr((I − UUᵀ) f(A) (I − UUᵀ))``: the first sum has one
     quadratic form per Ritz vector (no sampling), the second is estimated by the probes.
@@ -358,7 +379,8 @@ def _deflated_slq(op, U, theta, probes, steps, seed, fro2, precision, deadline=N
     # u_iᵀAu_i = θ_i is known in float64: at high orders Σ θ^q carries the whole sum, and
     # float32 products alone would leave it ~1e-7 off.
     first = np.r_[theta, np.full(len(z2), np.nan)]
-    result, done = _lanczos(op, V.copy(), steps, precision == "double", deadline, first)
+    sep = U[:, separated]
+    result, done = _lanczos(op, V.copy(), steps, precision == "double", deadline, first, sep, m)
     # float32 tiles perturb each entry by ~1e-7 relative, roughly at random: the spectrum
     # of K/n moves by ~2e-7·rms(K)/√N = 2e-7·‖A‖_F/√N. Eigenvalues below 30× that are
     # unresolved; "auto" redoes the Lanczos part in float64 when probes see mass there.
@@ -367,13 +389,22 @@ def _deflated_slq(op, U, theta, probes, steps, seed, fro2, precision, deadline=N
         low = float(np.mean([r[1][r[0] < floor].sum() for r in result[m:]] or [0.0]))
         precision = "single"
         if low > 1e-3 and (deadline is None or time.perf_counter() < deadline):
-            result, done = _lanczos(op, V.copy(), steps, True, deadline, first)
+            result, done = _lanczos(op, V.copy(), steps, True, deadline, first, sep, m)
             precision, floor = "double", 0.0
     return {"z2": z2, "quad": result[m:], "ritz": result[:m], "precision": precision,
             "noise": floor, "steps": done}  # fmt: skip
 
 
-def _lanczos(op, V, steps, double, deadline=None, first=None):
+def _separated(theta, beta):
+    """Which Ritz pairs the probes' Lanczos deflates: far above the rest of the spectrum
+    (θ_i ≥ 4 θ_m, θ_m the smallest Ritz value) with a residual well below that gap."""
+    if not len(theta):
+        return np.zeros(0, dtype=bool)
+    gap = theta - theta[-1]
+    return (theta >= _SEPARATION * theta[-1]) & (gap > 0) & (beta <= 0.1 * gap)
+
+
+def _lanczos(op, V, steps, double, deadline=None, first=None, sep=None, start=0):
     """Per-column Lanczos on A (full reorthogonalisation) from unit columns V, column j
     for ``steps[j]`` steps (it leaves the products once done); returns per column the
     Gauss rule and the Gauss–Radau rule (see _gauss_rule), and the steps taken.
@@ -381,7 +412,8 @@ def _lanczos(op, V, steps, double, deadline=None, first=None):
     Past ``deadline`` (after at least two steps) every column stops where it is: the
     rules of fewer steps still bracket each quadratic form, only wider. ``first``: known
     values of the first diagonal entry ``vᵀAv`` (NaN where unknown), which replace the
-    float32 ones in the rules."""
+    float32 ones in the rules. ``sep``: orthonormal columns projected out of the products
+    of columns ``start`` on (Lanczos on ``PAP`` there, P = I − sep sepᵀ)."""
     P = V.shape[1]
     steps = np.broadcast_to(np.asarray(steps, dtype=np.int64), (P,))
     S = int(steps.max()) if P else 0
@@ -399,6 +431,13 @@ def _lanczos(op, V, steps, double, deadline=None, first=None):
             break
         Va = V[:, act]
         W = op.matmat(Va, double=double)
+        if sep is not None and sep.shape[1]:
+            probe = act >= start
+            if probe.any():
+                Wp = W[:, probe]
+                for _ in range(2):
+                    Wp -= (sep @ (sep.T @ Wp)).astype(Wp.dtype)
+                W[:, probe] = Wp
         a = (Va * W).sum(axis=0)
         W -= Va * a + prev[:, act] * beta[act]
         for _ in range(2):  # full reorthogonalisation, per column
@@ -476,6 +515,25 @@ def _fprime(x, q):
     return q * x ** (q - 1) - (1.0 if abs(q - 1) < 0.5 else 0.0)
 
 
+def _pinching(q, slq, pairs, floor):
+    """Second-order size of the bias from deflating the separated Ritz pairs (θ_i, β_i)
+    from the probes' Lanczos: a complement eigenvalue λ coupled to θ_i by b moves the
+    complement trace by (b/(θ_i − λ))²·(f(θ_i) − f(λ) − f'(λ)(θ_i − λ)), and the b over
+    λ add up to at most β_i². λ ranges over [lowest probe node, θ_m] (the worst end for
+    q < 1 is the lowest), θ_i − λ ≥ θ_i − θ_m."""
+    top, beta, theta_m = slq.get("deflated", (np.zeros(0), np.zeros(0), 0.0))
+    if not len(top) or q == 0 or np.isinf(q):
+        return 0.0
+    nodes = [r[0][r[1] > 0] for _, r in pairs]
+    low = min((float(x.min()) for x in nodes if len(x)), default=theta_m)
+    total = 0.0
+    for lam in {max(min(low, theta_m), floor, _EPS), max(theta_m, floor, _EPS)}:
+        f_top, f_lam = _f(top, q, 0.0), float(_f(np.array([lam]), q, 0.0)[0])
+        total = max(total, float(np.sum(np.abs(f_top - f_lam - _fprime(lam, q) * (top - lam))
+                                        * (beta / (top - theta_m)) ** 2)))  # fmt: skip
+    return total
+
+
 def _estimate(q, theta, slq, cut, fro2):
     """(value, error) of Vendi_q from the Ritz quadratic forms and the complement probes."""
     if np.isinf(q):
@@ -542,6 +600,7 @@ def _estimate(q, theta, slq, cut, fro2):
         unresolved = float(np.mean([z * r[1][r[0] < floor].sum() for z, r in pairs]))
         unresolved += sum(float(r[1][r[0] < floor].sum()) for r in ritz)
         err += unresolved * (floor**q + floor)
+    err += _pinching(q, slq, pairs, max(floor, cut))
     if q == 0:
         count = float(np.count_nonzero(theta > cut)) + comp
         return count, err
