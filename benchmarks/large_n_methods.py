@@ -168,7 +168,8 @@ def bench_coverage(n, d, count, results):
 
 def bench_circles(name, X, D, results):
     off = D[np.triu_indices(len(D), 1)]
-    taus = np.quantile(off, [0.0005, 0.002, 0.01, 0.03, 0.1, 0.3])
+    # below the median the sweep works on the graph, above it on the complement
+    taus = np.quantile(off, [0.0005, 0.002, 0.01, 0.03, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99])
     t0 = time.perf_counter()
     r = circles_large(X, taus, exact_max_component=200, time_limit=2.0)
     t_large = time.perf_counter() - t0
