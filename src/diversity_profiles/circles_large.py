@@ -28,6 +28,8 @@ __all__ = ["CirclesBounds", "circles_large"]
 FUNC = "circles_large"
 #: Cliques of the cover stop growing here (cost per clique is O(size · degree)).
 CLIQUE_CAP = 1024
+#: Orders tried by the greedy on the complement (each costs n per sample it takes).
+RESTARTS = 8
 #: Thresholds above the cap (pairs did not fit) get witnesses from this many samples.
 SUBSAMPLE = 3000
 #: Below this mean degree the min-degree greedy also runs with degree updates (each
@@ -179,7 +181,11 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
         if deadline is not None and a and time.perf_counter() > deadline:
             return None
         for b in range(a, n, TILE):
-            r, c, dv, bv = candidates(a, b, np.inf if every else float(grid[top]))
+            if every and hasattr(candidates, "precise"):  # all pairs kept: float64 at once
+                r, c = _tile_pairs(min(TILE, n - a), min(TILE, n - b), a == b)
+                dv, bv = candidates.precise(a, b, r, c)
+            else:
+                r, c, dv, bv = candidates(a, b, np.inf if every else float(grid[top]))
             joined = np.searchsorted(grid, dv, side="left")  # in G_τk from k = joined on
             near = _near_threshold(dv, bv, grid, joined)
             if near.sum() > REFINE_TILE and hasattr(candidates, "precise"):
@@ -205,6 +211,14 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
                     "smaller tau."
                 )
     return TauGraphs.from_tiles(n, tiles, top + 2 if every else top + 1, TILE), top
+
+
+def _tile_pairs(rows: int, cols: int, diagonal: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Every (r, c) of a rows × cols tile (r < c on the diagonal)."""
+    if diagonal:
+        return np.triu_indices(rows, 1)
+    r, c = np.divmod(np.arange(rows * cols), cols)
+    return r, c
 
 
 def _host_candidates(X, distance):
@@ -306,16 +320,26 @@ def _greedy_static(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
 
 def _greedy_far_static(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
     """:func:`_greedy_static` on the complement of a dense G_τk: vertices in decreasing
-    order of complement degree, each taken when it is a complement neighbour of all taken."""
-    chosen = np.zeros(g.n, dtype=bool)
-    live = np.ones(g.n, dtype=bool)
-    for v in np.lexsort((rank, g.degrees(k))).tolist():
-        if live[v]:
-            chosen[v] = True
-            keep = np.zeros(g.n, dtype=bool)
-            keep[g.neighbours_far(v, k)] = True
-            live &= keep
-    return chosen
+    order of complement degree, each taken when it is a complement neighbour of all taken.
+    Its cost is n per taken vertex, so it runs from RESTARTS orders (degrees jittered by up
+    to 10%) and keeps the largest set (measured at n = 2,500, clustered: the summed bracket
+    width over 100 thresholds 665 with one order, 642 with 8, 634 with 32)."""
+    rng = np.random.default_rng(int(rank[0]))
+    deg = g.degrees(k)
+    best = None
+    for attempt in range(RESTARTS):
+        key = deg if attempt == 0 else deg * rng.uniform(0.9, 1.1, g.n)
+        chosen = np.zeros(g.n, dtype=bool)
+        live = np.ones(g.n, dtype=bool)
+        for v in np.lexsort((rank, key)).tolist():
+            if live[v]:
+                chosen[v] = True
+                keep = np.zeros(g.n, dtype=bool)
+                keep[g.neighbours_far(v, k)] = True
+                live &= keep
+        if best is None or chosen.sum() > best.sum():
+            best = chosen
+    return best
 
 
 def _merge_cover(g: TauGraphs, k: int, cover: np.ndarray, rank: np.ndarray) -> np.ndarray:
