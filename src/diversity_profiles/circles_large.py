@@ -28,6 +28,11 @@ __all__ = ["CirclesBounds", "circles_large"]
 FUNC = "circles_large"
 #: Cliques of the cover stop growing here (cost per clique is O(size · degree)).
 CLIQUE_CAP = 1024
+#: Below the median distance, the complement's DSATUR cover runs at every DSATUR_STRIDE-th
+#: threshold whose graph holds at least this fraction of all pairs (measured at n = 10,000,
+#: Gaussian data, 100 thresholds: the upper bounds' sum 216k without, 141k with; 58 -> 69 s).
+DSATUR_MIN_DENSITY = 0.02
+DSATUR_STRIDE = 4
 #: Orders tried by the greedy on the complement (each costs n per sample it takes).
 RESTARTS = 8
 #: Thresholds above the cap (pairs did not fit) get witnesses from this many samples.
@@ -308,14 +313,22 @@ def _greedy_set(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
 def _greedy_static(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
     """Independent set of G_τk taking vertices in increasing order of degree (ties by rank)
     unless a neighbour was taken: the min-degree greedy without degree updates, whose cost is
-    the taken vertices' degrees rather than every edge."""
-    chosen = np.zeros(g.n, dtype=bool)
-    blocked = np.zeros(g.n, dtype=bool)
-    for v in np.lexsort((rank, g.degrees(k))).tolist():
-        if not blocked[v]:
-            chosen[v] = True
-            blocked[g.neighbours(v, k)] = True
-    return chosen
+    the taken vertices' degrees rather than every edge. Like :func:`_greedy_far_static`, the
+    best of RESTARTS jittered orders."""
+    rng = np.random.default_rng(int(rank[0]))
+    deg = g.degrees(k)
+    best = None
+    for attempt in range(RESTARTS):
+        key = deg if attempt == 0 else deg * rng.uniform(0.9, 1.1, g.n)
+        chosen = np.zeros(g.n, dtype=bool)
+        blocked = np.zeros(g.n, dtype=bool)
+        for v in np.lexsort((rank, key)).tolist():
+            if not blocked[v]:
+                chosen[v] = True
+                blocked[g.neighbours(v, k)] = True
+        if best is None or chosen.sum() > best.sum():
+            best = chosen
+    return best
 
 
 def _greedy_far_static(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
@@ -474,7 +487,17 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, 
             break
         below = g.components(k, below)
         cover = _dense_covers(g, k, *below, _merge_cover(g, k, cover, rank), rank)
-        if g.prefer_complement(k):
+        # DSATUR on the complement (O(n) a step): at every threshold above the median, and
+        # at every DSATUR_STRIDE-th one down to DSATUR_MIN_DENSITY (the merge carries its
+        # cliques on to the next thresholds).
+        density = g.edges[k] / max(n * (n - 1) / 2, 1)
+        if (
+            g.complete
+            and density > 0
+            and (
+                g.prefer_complement(k) or (density >= DSATUR_MIN_DENSITY and k % DSATUR_STRIDE == 0)
+            )
+        ):
             cover = _fewer_cliques(cover, _dsatur_far_cover(g, k, rank), *below)
         components.append(below)
         covers.append(cover)
