@@ -386,6 +386,18 @@ def test_circles_large_time_budget_skips_with_valid_bounds():
     assert np.all(full.lower >= r.lower) and np.all(full.upper <= r.upper)
 
 
+def test_circles_large_budget_spent_in_the_pair_pass_keeps_subsample_witnesses():
+    rng = np.random.default_rng(5)
+    X = _clustered(rng, 2300, 3)  # two row blocks: the budget is checked before the second
+    D = pairwise_distances(X)
+    taus = np.quantile(D[np.triu_indices(len(X), 1)], [0.001, 0.05, 0.5, 0.95])
+    lo_ex, hi_ex = dp.circles(D, taus, method="greedy", return_bounds=True)
+    r = circles_large(X, taus, exact_max_component=0, time_budget=1e-9)
+    assert r.n_pairs == 0 and r.kind == ["skipped"] * 4 and np.all(r.upper == len(X))
+    assert np.all(r.lower <= hi_ex) and np.all(r.lower > 1)  # more than a single sample
+    _check_witnesses(r, D)
+
+
 def test_profiles_large_circles_fills_skipped_thresholds_from_the_pass():
     X = _datasets(300)["clustered"]
     kw = dict(representation="x", distance="euclidean", families=["circles"], n_points=6)

@@ -107,7 +107,8 @@ def circles_large(
         Seconds for the call. Thresholds are bounded in increasing order; those not
         reached when the budget is spent (all of them when the pair pass itself overruns)
         are ``"skipped"``: they keep only carried bounds (the clique cover from below or
-        n, the independent set from above or one sample), which still hold.
+        n, the independent set from above or SUBSAMPLE samples' greedy set), which still
+        hold.
 
     Returns
     -------
@@ -142,10 +143,14 @@ def circles_large(
     n = X.shape[0]
     built = _threshold_graphs(X, distance, grid, int(limit // 16), device, deadline)
     t1 = time.perf_counter()
-    if built is None:  # the budget ran out in the pair pass: nothing is bounded
-        lo, hi = np.ones(len(grid), dtype=np.int64), np.full(len(grid), n, dtype=np.int64)
+    if built is None:  # the budget ran out in the pair pass: a subsample's witnesses only
+        hi = np.full(len(grid), n, dtype=np.int64)
         sets = np.zeros((len(grid), n), dtype=bool)
-        sets[:, 0] = True
+        for k, witness in _subsample_witnesses(X, distance, grid, range(len(grid)), seed).items():
+            sets[k, witness] = True
+        lo = np.maximum(sets.sum(axis=1), 1)
+        sets[lo == 1, 0] = True  # kept only when no pair of the subsample is apart
+        sets[lo == 1, 1:] = False
         done = over_cap = np.zeros(len(grid), dtype=bool)
         n_pairs, cap = 0, np.nan
     else:
