@@ -413,9 +413,10 @@ def profiles(
         1e-7).
     time_budget : float, optional
         Seconds per set and family the large-n methods may spend. Magnitude solves scales
-        in increasing order (the first only when about 25 of its products fit) and Circles bounds thresholds in increasing order; once the
-        budget is spent, the remaining ones carry the certified bounds of the streamed
-        passes instead (noted in ``method_note``). Gaussian Vendi always computes its
+        in increasing order (the first only when about 25 of its products fit) and Circles
+        bounds thresholds in increasing order; once the budget is spent, the remaining ones
+        carry the certified bounds of the streamed passes instead (noted in
+        ``method_note``). Gaussian Vendi always computes its
         certified bracket; past the budget it reports the bracket alone (value its
         midpoint, ``vendi_error`` its half-width) or shortens the Lanczos part, which
         only widens the error bar.
