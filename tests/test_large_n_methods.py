@@ -386,6 +386,19 @@ def test_circles_large_time_budget_skips_with_valid_bounds():
     assert np.all(full.lower >= r.lower) and np.all(full.upper <= r.upper)
 
 
+def test_subsample_witnesses_check_only_the_pairs_near_a_threshold():
+    # 3,000 samples of d = 768 pairwise apart: recomputing all 4.5 million pairs from their
+    # differences would take 27 GB; only pairs within the GEMM error of τ may be.
+    from diversity_profiles.circles_large import _subsample_witnesses
+
+    X = np.random.default_rng(2).normal(size=(3100, 768))
+    out = _subsample_witnesses(X, "euclidean", np.array([0.0, 1.0, 40.0]), range(3), seed=0)
+    assert len(out[0]) == len(out[1]) == 3000 and 1 <= len(out[2]) < 3000
+    w = out[2]
+    D = pairwise_distances(X[w])
+    assert np.all(D[np.triu_indices(len(w), 1)] > 40.0)
+
+
 def test_circles_large_budget_spent_in_the_pair_pass_keeps_subsample_witnesses():
     rng = np.random.default_rng(5)
     X = _clustered(rng, 2300, 3)  # two row blocks: the budget is checked before the second

@@ -555,7 +555,8 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, 
 def _subsample_witnesses(X, distance, grid, ks, seed) -> dict:
     """Greedy independent sets at the thresholds ``ks`` among SUBSAMPLE random samples:
     samples pairwise farther apart than τ there are so in the whole set, so each is a
-    witness (every pair checked from its difference in float64)."""
+    witness. A pair is decided from its float64 GEMM distance unless that lies within the
+    GEMM's error bound of τ; those few are recomputed from their difference."""
     from .circles import _min_degree_greedy
     from .distances import distance_matrix
 
@@ -563,15 +564,21 @@ def _subsample_witnesses(X, distance, grid, ks, seed) -> dict:
     n = X.shape[0]
     S = np.sort(rng.choice(n, size=min(n, SUBSAMPLE), replace=False))
     D = distance_matrix(X[S], distance)
+    sq = np.einsum("ij,ij->i", X[S], X[S])
     rank = rng.permutation(len(S))
     out = {}
     for k in ks:
         A = D <= grid[k]
         np.fill_diagonal(A, False)
-        w = S[_min_degree_greedy(A, rank)]
+        w = np.flatnonzero(_min_degree_greedy(A, rank))  # positions in S
         r, c = np.triu_indices(len(w), 1)
-        close = _exact(X, w[r], w[c], distance) <= grid[k]
-        out[k] = np.setdiff1d(w, w[c[close]])  # drop one sample of each pair too close
+        d = D[w[r], w[c]]
+        bound = 4.0 * X.shape[1] * _U64 * (sq[w[r]] + sq[w[c]])
+        if distance == "euclidean":  # the bound is on D², move it to D near τ
+            bound = bound / np.maximum(d + np.sqrt(np.maximum(d * d - bound, 0.0)), 1e-300)
+        near = np.flatnonzero(d - grid[k] <= bound)
+        close = near[_exact(X, S[w[r[near]]], S[w[c[near]]], distance) <= grid[k]]
+        out[k] = np.setdiff1d(S[w], S[w[c[close]]])  # drop one sample of each pair too close
     return out
 
 
