@@ -390,7 +390,7 @@ def _merge_cover(g: TauGraphs, k: int, cover: np.ndarray, rank: np.ndarray) -> n
         if outside[u] > 0.5 and count:
             if len(members) == 1:
                 v = int(members[0])
-                nb = g.ind[g.ends[v, k + 1] : g.ptr[v + 1]] if far else g.neighbours(v, k)
+                nb = g.neighbours_far(v, k) if far else g.neighbours(v, k)
             else:
                 nb = g.gather(members, k, far)[0]
             nb = new[nb]
