@@ -319,9 +319,9 @@ def _nanmax(values) -> float:
 
 def bench_magnitude(sz: Sizes) -> list[Row]:
     try:
-        from diversity_profiles.magnitude import (
-            _magnitude_scale_range,
-            _magnitude_values,
+        from diversity_profiles.families._magnitude import (
+            magnitude_scale_range,
+            magnitude_values,
             magnitude,
         )
     except ImportError as exc:
@@ -352,9 +352,9 @@ def bench_magnitude(sz: Sizes) -> list[Row]:
 
     def ours():
         D = dp.pairwise_distances(X)
-        lo, hi = _magnitude_scale_range(D)
+        lo, hi = magnitude_scale_range(D)
         ts = np.geomspace(lo, hi, n_ts)
-        return D, ts, _magnitude_values(D, ts)
+        return D, ts, magnitude_values(D, ts)
 
     def peer():
         with quiet_stdout() as out:
@@ -369,8 +369,8 @@ def bench_magnitude(sz: Sizes) -> list[Row]:
     )
     # Where our time goes.
     t_dist, _, _ = best_of(lambda: dp.pairwise_distances(X), sz.repeat)
-    t_range, (lo, hi), _ = best_of(lambda: _magnitude_scale_range(D), sz.repeat_slow)
-    t_vals, _, _ = best_of(lambda: _magnitude_values(D, ts), sz.repeat_slow)
+    t_range, (lo, hi), _ = best_of(lambda: magnitude_scale_range(D), sz.repeat_slow)
+    t_vals, _, _ = best_of(lambda: magnitude_values(D, ts), sz.repeat_slow)
     log(
         f"ours (distances + range + 50 values) {fmt_s(t_ours)}: distances {fmt_s(t_dist)}, "
         f"range search {fmt_s(t_range)}, values {fmt_s(t_vals)}; t in [{lo:.4g}, {hi:.4g}]"
@@ -575,7 +575,7 @@ def _circle_sets(n: int) -> dict[str, np.ndarray]:
 
 def bench_circles(sz: Sizes) -> list[Row]:
     try:
-        from diversity_profiles.circles import circles
+        from diversity_profiles.families._circles import circles
     except ImportError as exc:
         return [Row("circles", "not available", "-", None, "", "< 15 s", None, str(exc))]
 
@@ -696,9 +696,9 @@ def bench_energy(sz: Sizes) -> list[Row]:
     from scipy.spatial.distance import pdist
 
     import diversity_profiles as dp
-    from diversity_profiles.distances import iter_distance_blocks, prepare_embeddings
-    from diversity_profiles.energy import _energy_from_histogram, _energy_scale_range
-    from diversity_profiles.histogram import LogDistanceHistogram
+    from diversity_profiles.engines._distances import iter_distance_blocks, prepare_embeddings
+    from diversity_profiles.families._energy import energy_from_histogram, energy_scale_range
+    from diversity_profiles.engines._histogram import LogDistanceHistogram
 
     n, d, n_s = sz.energy_n, 768, 200
     X = _data.clustered(n, d, k=10, seed=8)
@@ -740,8 +740,8 @@ def bench_energy(sz: Sizes) -> list[Row]:
 
     t_hist, hist, _ = best_of(fill, sz.repeat_slow)
     blocks.clear()  # free ~8 bytes per pair
-    t_range, _, _ = best_of(lambda: _energy_scale_range([hist]), sz.repeat)
-    t_eval, _, _ = best_of(lambda: _energy_from_histogram(hist, ss), sz.repeat)
+    t_range, _, _ = best_of(lambda: energy_scale_range([hist]), sz.repeat)
+    t_eval, _, _ = best_of(lambda: energy_from_histogram(hist, ss), sz.repeat)
     t_rest = max(t_ours - t_dist - t_hist - t_range - t_eval, 0.0)
     log(
         f"breakdown: distance pass {fmt_s(t_dist)}, histogram fill {fmt_s(t_hist)} "

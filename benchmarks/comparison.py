@@ -24,7 +24,7 @@ import numpy as np
 import xarray as xr
 
 import diversity_profiles as dp
-from diversity_profiles.families import FAMILIES
+from diversity_profiles.pipeline._registry import FAMILIES
 
 
 def best_of(fn, repeat=5):

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 import diversity_profiles as dp
-from diversity_profiles import verdict as rule
+from diversity_profiles.comparison import _verdict as rule
 
 D = 8
 GRIDS = {

@@ -79,9 +79,9 @@ def _solvers(X: np.ndarray, args) -> dict:
     from distributed import Client, LocalCluster
     from scipy.spatial.distance import pdist
 
-    from diversity_profiles import dask_engine
-    from diversity_profiles.magnitude_large import magnitude_large
-    from diversity_profiles.vendi_large import vendi_large
+    from diversity_profiles.engines import _dask_engine as dask_engine
+    from diversity_profiles.large._magnitude_large import magnitude_large
+    from diversity_profiles.large._vendi_large import vendi_large
 
     median = float(np.median(pdist(X[:: max(1, len(X) // 500)])))  # ~500 rows suffice
     t = np.array([0.3, 1.0, 3.0, 10.0]) / median
@@ -133,7 +133,8 @@ def _solvers(X: np.ndarray, args) -> dict:
 def main() -> None:
     from distributed import Client, LocalCluster
 
-    from diversity_profiles import dask_engine, streaming
+    from diversity_profiles.engines import _dask_engine as dask_engine
+    from diversity_profiles.engines import _streaming as streaming
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20_000)

@@ -100,7 +100,7 @@ def _profiles(X, families, device, torch, label, n_points):
 
 
 def _passes(X, device, torch):
-    from diversity_profiles import torch_engine
+    from diversity_profiles.engines import _torch_engine as torch_engine
 
     ds = torch_engine.DeviceSet(X, "euclidean", device)
     out = []
@@ -160,7 +160,7 @@ def main() -> None:
 
     import torch
 
-    from diversity_profiles.torch_engine import resolve_device
+    from diversity_profiles.engines._torch_engine import resolve_device
 
     device = resolve_device(args.device, "benchmarks/gpu.py")
     assert device is not None

@@ -58,7 +58,7 @@ try:
     else:
         import dataclasses
         import diversity_profiles as dp
-        from diversity_profiles import families as F
+        from diversity_profiles.pipeline import _registry as F
         spent = {}
         def timed(name, fn):
             def run(*a):

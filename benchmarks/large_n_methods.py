@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 import diversity_profiles as dp
-from diversity_profiles.circles_large import circles_large
-from diversity_profiles.distances import distance_matrix, gaussian_kernel
-from diversity_profiles.magnitude_large import magnitude_large
-from diversity_profiles.vendi_large import vendi_large
+from diversity_profiles.large._circles_large import circles_large
+from diversity_profiles.engines._distances import distance_matrix, gaussian_kernel
+from diversity_profiles.large._magnitude_large import magnitude_large
+from diversity_profiles.large._vendi_large import vendi_large
 
 OUT = Path(__file__).with_name("large_n_methods_results.json")
 QS = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, float("inf")]

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from tests.browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page  # noqa: E402
 
 import diversity_profiles as dp  # noqa: E402
-from diversity_profiles.explorer import ProfileExplorer  # noqa: E402
+from diversity_profiles.display._explorer import ProfileExplorer  # noqa: E402
 
 
 def main() -> int:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
-from diversity_profiles.circles import _circles_sweep, circles
+from diversity_profiles.families._circles import circles_sweep, circles
 
 METHODS = ["exact", "greedy", "auto"]
 
@@ -155,12 +155,12 @@ def test_bounds_certify_on_larger_sets():
     X = rng.standard_normal((300, 8))
     D = cdist(X, X)
     taus = np.quantile(D[np.triu_indices(300, 1)], np.linspace(0.01, 0.99, 12))
-    lower, upper, exact = _circles_sweep(D, taus, method="greedy")
+    lower, upper, exact = circles_sweep(D, taus, method="greedy")
     assert lower.dtype == upper.dtype == np.int64 and isinstance(exact, bool)
     assert np.all(lower <= upper) and np.all(np.diff(lower) <= 0)
     assert exact == bool(np.all(lower == upper))
     # seeded and deterministic
-    again = _circles_sweep(D, taus, method="greedy")
+    again = circles_sweep(D, taus, method="greedy")
     np.testing.assert_array_equal(again[0], lower)
     np.testing.assert_array_equal(again[1], upper)
 

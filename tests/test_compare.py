@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 import diversity_profiles as dp
-from diversity_profiles import verdict as rule
+from diversity_profiles.comparison import _verdict as rule
 
 
 def tree_from_curves(curves: dict[str, np.ndarray], family="vendi", grid=None, extra=None):

@@ -12,10 +12,11 @@ import xarray as xr
 from scipy.spatial.distance import cdist, pdist
 
 import diversity_profiles as dp
-from diversity_profiles import dask_engine, streaming
-from diversity_profiles.dask_operator import DaskPairOperator
-from diversity_profiles.magnitude_large import _exp_entry, magnitude_large
-from diversity_profiles.vendi_large import vendi_large
+from diversity_profiles.engines import _dask_engine as dask_engine
+from diversity_profiles.engines import _streaming as streaming
+from diversity_profiles.engines._dask_operator import DaskPairOperator
+from diversity_profiles.large._magnitude_large import _exp_entry, magnitude_large
+from diversity_profiles.large._vendi_large import vendi_large
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")

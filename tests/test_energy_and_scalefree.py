@@ -8,8 +8,8 @@ import pytest
 from scipy.spatial.distance import pdist, squareform
 
 import diversity_profiles as dp
-from diversity_profiles.energy import _energy_from_histogram, _energy_scale_range
-from diversity_profiles.histogram import LogDistanceHistogram
+from diversity_profiles.families._energy import energy_from_histogram, energy_scale_range
+from diversity_profiles.engines._histogram import LogDistanceHistogram
 
 
 def direct_energy(points_1d, s):
@@ -62,7 +62,7 @@ def test_histogram_energy_within_1e6_of_the_exact_sum():
     hist.add(d)
     ss = np.geomspace(0.05, 10, 40)
     exact = np.array([-np.mean(d**-s) for s in ss])
-    assert _energy_from_histogram(hist, ss) == pytest.approx(exact, rel=1e-6)
+    assert energy_from_histogram(hist, ss) == pytest.approx(exact, rel=1e-6)
     assert hist.mean_distance() == pytest.approx(d.mean(), rel=1e-12)
 
 
@@ -80,8 +80,8 @@ def test_energy_domain_spans_the_change_of_the_curve():
     rng = np.random.default_rng(2)
     hist = LogDistanceHistogram()
     hist.add(pdist(rng.standard_normal((300, 8))))
-    lo, hi = _energy_scale_range([hist])
-    values = _energy_from_histogram(hist, np.array([lo, hi]))
+    lo, hi = energy_scale_range([hist])
+    values = energy_from_histogram(hist, np.array([lo, hi]))
     # Near s_lo the energy is close to -1 (all d^-s ~ 1); by s_hi it is far from it.
     assert abs(values[0] + 1) < 0.2
     assert abs(values[1] + 1) > 1.0 or abs(values[1]) < 0.2

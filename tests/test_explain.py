@@ -9,9 +9,9 @@ import pytest
 import xarray as xr
 
 import diversity_profiles as dp
-from diversity_profiles import witnesses as w
-from diversity_profiles.partition import partition_diversity
-from diversity_profiles.samples import MAX_TEXT, THUMBNAIL, display_payload
+from diversity_profiles.explanation import _witnesses as w
+from diversity_profiles.explanation._partition import partition_diversity
+from diversity_profiles.explanation._samples import MAX_TEXT, THUMBNAIL, display_payload
 
 
 def _dist(X):

@@ -16,8 +16,8 @@ import xarray as xr
 from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
-from diversity_profiles.explain_view import MAX_MEMBERS, TOP, explanation_payload
-from diversity_profiles.explorer import ProfileExplorer, standalone_payload
+from diversity_profiles.display._explain_view import MAX_MEMBERS, TOP, explanation_payload
+from diversity_profiles.display._explorer import ProfileExplorer, standalone_payload
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
 from .conftest import XSS
@@ -94,7 +94,7 @@ def _click_at(pg, family: str, x: float, log: bool = False) -> None:
     pg.mouse.click(px, b0["y"] - 40)
 
 
-def _block(pg, set_label: str):
+def distance_block(pg, set_label: str):
     """The witness block of one set (its label matched exactly, as data, not as CSS)."""
     blocks = pg.locator(".dp-explain .dp-witness")
     labels = blocks.evaluate_all("(els) => els.map((e) => e.dataset.set)")
@@ -102,7 +102,7 @@ def _block(pg, set_label: str):
 
 
 def _shown(pg, set_label: str, role: str) -> list[int]:
-    items = _block(pg, set_label).locator(f"ol[data-role='{role}'] li")
+    items = distance_block(pg, set_label).locator(f"ol[data-role='{role}'] li")
     return [int(i) for i in items.evaluate_all("(els) => els.map((e) => e.dataset.index)")]
 
 
@@ -149,7 +149,7 @@ def test_magnitude_witness_lists_the_largest_weights_of_a_direct_solve(page, exp
         negative = np.flatnonzero(w < 0)
         worst = negative[np.argsort(w[negative])][:TOP].tolist()
         assert _shown(pg, label, "negative weights") == worst if worst else True
-        block = _block(pg, label)
+        block = distance_block(pg, label)
         assert f"Σw = {float(f'{w.sum():.4g}'):g}" in block.inner_text()
 
 
@@ -160,7 +160,7 @@ def test_vendi_witness_shows_the_leading_eigenvalue_share(page, explained, sets)
     for label in sets:
         D = _dist(sets[label])
         lam = np.linalg.eigvalsh(np.exp(-0.5 * (D / h) ** 2) / len(D))[::-1]
-        block = _block(pg, label)
+        block = distance_block(pg, label)
         assert f"Mode 1: {float(f'{100 * lam[0] / lam.sum():.3g}'):g}%" in block.inner_text()
         assert len(_shown(pg, label, "mode 1")) == 5
 

@@ -9,7 +9,7 @@ import traitlets
 import xarray as xr
 
 import diversity_profiles as dp
-from diversity_profiles.explorer import ProfileExplorer, pack_condition
+from diversity_profiles.display._explorer import ProfileExplorer, pack_condition
 
 BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
 XSS = "<img src=x onerror=alert(1)>"

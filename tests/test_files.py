@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 
 import diversity_profiles as dp
-from diversity_profiles._io import _move_noreplace, write_atomic
+from diversity_profiles.files._io import _move_noreplace, write_atomic
 
 FAMILY_VARS = ["vendi", "magnitude", "circles", "circles_upper", "energy"]
 FAMILY_VARS += ["average_distance", "richness"]

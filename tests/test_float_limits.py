@@ -203,7 +203,7 @@ def test_bootstrap_whose_replicates_cannot_fit_in_memory_is_refused():
 
 
 def test_pixel_vectors_refuses_a_size_that_cannot_fit():
-    images = pytest.importorskip("diversity_profiles.images")
+    images = pytest.importorskip("diversity_profiles.featurisers.images")
     pytest.importorskip("PIL")
     with pytest.raises(MemoryError, match=r"'size' argument of pixel_vectors .*smaller size"):
         images.pixel_vectors(np.zeros((2, 4, 4), np.uint8), size=(10**5, 10**5))
@@ -212,7 +212,7 @@ def test_pixel_vectors_refuses_a_size_that_cannot_fit():
 def test_long_resampling_gets_a_progress_bar_and_short_work_does_not():
     import time
 
-    from diversity_profiles._budget import plan_repeats
+    from diversity_profiles.core._budget import plan_repeats
 
     def one():
         time.sleep(0.01)
@@ -225,7 +225,7 @@ def test_long_resampling_gets_a_progress_bar_and_short_work_does_not():
 
 
 def test_plain_progress_line_shows_an_eta(capsys):
-    from diversity_profiles._progress import _plain
+    from diversity_profiles.core._progress import _plain
 
     assert list(_plain(range(3), 3, "resampling")) == [0, 1, 2]
     err = capsys.readouterr().err

@@ -21,14 +21,14 @@ from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
-from diversity_profiles.escaping import (
+from diversity_profiles.core._escaping import (
     display_labels,
     markdown_code,
     markdown_text,
     script_json,
 )
-from diversity_profiles.explorer import static_fallbacks
-from diversity_profiles.notebook import tree_mimebundle
+from diversity_profiles.display._explorer import static_fallbacks
+from diversity_profiles.display._notebook import tree_mimebundle
 
 from .browser import CHROMIUM, LAUNCH_ARGS
 from .conftest import XSS

@@ -16,7 +16,7 @@ from nbclient import NotebookClient
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
-from diversity_profiles.explorer import MIME_TYPE
+from diversity_profiles.display._explorer import MIME_TYPE
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, jupyterlab
 from .conftest import XSS

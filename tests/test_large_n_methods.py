@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import diversity_profiles as dp
-from diversity_profiles._spectral_bounds import vendi_bracket
-from diversity_profiles.circles_large import circles_large
-from diversity_profiles.distances import gaussian_kernel, median_bandwidth, pairwise_distances
-from diversity_profiles.magnitude_large import magnitude_large
-from diversity_profiles.vendi_large import gaussian_sum_squares, vendi_large
+from diversity_profiles.large._spectral_bounds import vendi_bracket
+from diversity_profiles.large._circles_large import circles_large
+from diversity_profiles.engines._distances import gaussian_kernel, median_bandwidth, pairwise_distances
+from diversity_profiles.large._magnitude_large import magnitude_large
+from diversity_profiles.large._vendi_large import gaussian_sum_squares, vendi_large
 
 
 def _clustered(rng, n, d, k=8, spread=0.3):
@@ -123,7 +123,7 @@ def test_magnitude_large_meets_the_issue_target_on_benchmark_data():
 def test_magnitude_large_rebuilds_a_reused_preconditioner_and_stays_exact(monkeypatch):
     # A small preconditioner makes a rebuild cheap: it is reused across scales and rebuilt
     # when its extra iterations add up; every scale still matches the dense path.
-    from diversity_profiles import _pcg
+    from diversity_profiles.engines import _pcg
 
     builds = []
     build = _pcg.build_preconditioner
@@ -145,8 +145,8 @@ def test_magnitude_large_rebuilds_a_reused_preconditioner_and_stays_exact(monkey
 
 def test_held_distances_are_the_refined_distances():
     # Near-duplicates (recomputed from the difference) and exact duplicates across tiles.
-    from diversity_profiles._blockwise import TILE
-    from diversity_profiles._held_distances import distance_matrix_tiled
+    from diversity_profiles.engines._blockwise import TILE
+    from diversity_profiles.engines._held_distances import distance_matrix_tiled
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(TILE + 300, 8))
@@ -313,7 +313,7 @@ def test_vendi_large_short_lanczos_still_brackets_each_quadratic_form():
     # (dense eigh) for 0 < q < 2 and the entropy, the basis of the honest error bar.
     import time
 
-    from diversity_profiles import vendi_large as vl
+    from diversity_profiles.large import _vendi_large as vl
 
     rng = np.random.default_rng(6)
     X = _clustered(rng, 200, 10)
@@ -389,7 +389,7 @@ def test_circles_large_time_budget_skips_with_valid_bounds():
 def test_subsample_witnesses_check_only_the_pairs_near_a_threshold():
     # 3,000 samples of d = 768 pairwise apart: recomputing all 4.5 million pairs from their
     # differences would take 27 GB; only pairs within the GEMM error of τ may be.
-    from diversity_profiles.circles_large import _subsample_witnesses
+    from diversity_profiles.large._circles_large import _subsample_witnesses
 
     X = np.random.default_rng(2).normal(size=(3100, 768))
     out = _subsample_witnesses(X, "euclidean", np.array([0.0, 1.0, 40.0]), range(3), seed=0)
@@ -489,7 +489,7 @@ def test_circles_large_brackets_exact(name):
 def test_threshold_graphs_match_the_dense_adjacency_across_row_blocks():
     from scipy.sparse.csgraph import connected_components
 
-    from diversity_profiles.circles_large import _threshold_graphs
+    from diversity_profiles.large._circles_large import _threshold_graphs
 
     rng = np.random.default_rng(3)
     X = np.vstack([rng.normal(size=(1500, 3)), 6.0 + rng.normal(size=(1000, 3))])  # 2 tiles

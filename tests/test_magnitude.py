@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import cdist
 
-from diversity_profiles.magnitude import (
-    _magnitude_scale_range,
-    _magnitude_values,
+from diversity_profiles.families._magnitude import (
+    magnitude_scale_range,
+    magnitude_values,
     magnitude,
 )
 
@@ -168,12 +168,12 @@ def test_duplicated_rows_equal_deduplicated_set():
     D_dup, D = cdist(X[rows], X[rows]), cdist(X, X)
     ts = np.geomspace(1e-7, 1e3, 40)
     np.testing.assert_allclose(magnitude(D_dup, ts), magnitude(D, ts), rtol=1e-12)
-    np.testing.assert_allclose(_magnitude_values(D_dup, ts), magnitude(D, ts), rtol=1e-12)
+    np.testing.assert_allclose(magnitude_values(D_dup, ts), magnitude(D, ts), rtol=1e-12)
 
 
 def test_all_points_identical():
     assert magnitude(np.zeros((4, 4)), 3.0) == 1.0
-    assert _magnitude_scale_range(np.zeros((3, 3))) == (1.0, 1.0)
+    assert magnitude_scale_range(np.zeros((3, 3))) == (1.0, 1.0)
 
 
 def test_near_duplicates_against_mpmath():
@@ -269,11 +269,11 @@ def _range_sets():
 @pytest.mark.parametrize(("name", "D"), list(_range_sets()), ids=lambda v: str(v)[:12])
 @pytest.mark.parametrize(("low", "high"), [(0.01, 0.95), (0.1, 0.5)])
 def test_scale_range(name, D, low, high, monkeypatch):
-    module = importlib.import_module("diversity_profiles.magnitude")  # not the function
+    module = importlib.import_module("diversity_profiles.families._magnitude")  # not the function
     calls = []
     original = module._Solver.__call__
     monkeypatch.setattr(module._Solver, "__call__", lambda s, t: calls.append(t) or original(s, t))
-    t_lo, t_hi = _magnitude_scale_range(D, low=low, high=high)
+    t_lo, t_hi = magnitude_scale_range(D, low=low, high=high)
     assert 0 < t_lo < t_hi
     assert len(calls) <= 8
     assert low / 2 <= _normalised(D, t_lo) <= 2 * low

@@ -17,7 +17,7 @@ from rdkit import DataStructs  # noqa: E402
 from rdkit.Chem import rdFingerprintGenerator  # noqa: E402
 
 from diversity_profiles import molecules  # noqa: E402
-from diversity_profiles.molecules import InvalidSmilesWarning  # noqa: E402
+from diversity_profiles.featurisers.molecules import InvalidSmilesWarning  # noqa: E402
 
 #: Drug-like molecules with rings, charges, stereo, heteroatoms and a salt.
 SMILES = [

@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 import diversity_profiles as dp
-from diversity_profiles._validation import check_pairwise_memory
+from diversity_profiles.core._validation import check_pairwise_memory
 
 LINE = {"A": np.array([[1.0], [2.0], [3.0]]), "B": np.array([[0.0], [4.0]])}
 
@@ -303,7 +303,7 @@ def test_non_psd_gaussian_kernel_of_a_precomputed_distance_names_the_fix():
 def test_a_profiler_gives_the_tree_profiles_gives_and_holds_no_hidden_state():
     import xarray.testing as xrt
 
-    from diversity_profiles import profiles as profiles_module
+    from diversity_profiles.pipeline import _profiles as profiles_module
 
     rng = np.random.default_rng(8)
     sets = {"a": rng.standard_normal((12, 2)), "b": rng.standard_normal((10, 2))}

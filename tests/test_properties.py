@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import diversity_profiles as dp
-from diversity_profiles.families import FAMILIES
+from diversity_profiles.pipeline._registry import FAMILIES
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -7,7 +7,7 @@ import pytest
 import xarray as xr
 
 import diversity_profiles as dp
-from diversity_profiles.similarity_diversity import similarity_diversity
+from diversity_profiles.families._similarity_diversity import similarity_diversity
 
 ORDERS = [0.0, 0.5, 1 - 1e-9, 1.0, 1 + 1e-9, 2.0, 7.5, 50.0, np.inf]
 

@@ -10,10 +10,11 @@ import pytest
 from scipy.spatial.distance import pdist, squareform
 
 import diversity_profiles as dp
-from diversity_profiles import streaming
+from diversity_profiles.engines import _streaming as streaming
+from diversity_profiles.engines._distances import prepare_embeddings
 
 torch = pytest.importorskip("torch", reason="torch is optional: pip install '.[torch]'")
-from diversity_profiles import torch_engine  # noqa: E402  (after the skip)
+from diversity_profiles.engines import _torch_engine as torch_engine  # noqa: E402  (after the skip)
 
 FAMILIES = ["vendi", "energy", "average_distance", "circles", "magnitude", "richness"]
 
@@ -29,7 +30,7 @@ def _data(n=600, d=10, seed=0, duplicates=True):
 
 
 def _prepared(X, distance):
-    return dp.distances.prepare_embeddings(X, distance, "test")
+    return prepare_embeddings(X, distance, "test")
 
 
 def _brute(X, distance):
@@ -248,7 +249,7 @@ def test_without_torch_the_error_names_the_extra():
 
 @pytest.mark.parametrize("distance", ["euclidean", "cosine"])
 def test_circles_large_on_the_device_equals_the_host(distance):
-    from diversity_profiles.circles_large import circles_large
+    from diversity_profiles.large._circles_large import circles_large
 
     X = _prepared(_data(n=500), distance)
     brute = _brute(X, distance)
@@ -264,8 +265,8 @@ def test_circles_large_on_the_device_equals_the_host(distance):
 
 
 def test_iterative_solvers_on_the_device_bracket_dense_exact_values():
-    from diversity_profiles.magnitude_large import magnitude_large
-    from diversity_profiles.vendi_large import vendi_large
+    from diversity_profiles.large._magnitude_large import magnitude_large
+    from diversity_profiles.large._vendi_large import vendi_large
 
     X = _data(n=300, duplicates=False)
     D = squareform(pdist(X))

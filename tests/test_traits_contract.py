@@ -18,7 +18,7 @@ import pytest
 import traitlets
 
 import diversity_profiles as dp
-from diversity_profiles.explorer import ProfileExplorer, standalone_payload
+from diversity_profiles.display._explorer import ProfileExplorer, standalone_payload
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads(

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from diversity_profiles import verdict as rule
+from diversity_profiles.comparison import _verdict as rule
+from diversity_profiles.pipeline._resampling import centred_replicates
 
 ROOT = Path(__file__).resolve().parents[1]
 ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
@@ -145,8 +146,8 @@ def expected(case, theta, a, b):
     if "boot_a" in case:
         ba = np.array([[float(x) for x in r] for r in case["boot_a"]])
         bb = np.array([[float(x) for x in r] for r in case["boot_b"]])
-        ca = rule.centred_replicates(ba, a, case["scale_a"], case["cap"])
-        cb = rule.centred_replicates(bb, b, case["scale_b"], case["cap"])
+        ca = centred_replicates(ba, a, case["scale_a"], case["cap"])
+        cb = centred_replicates(bb, b, case["scale_b"], case["cap"])
         for band, simultaneous in (("pointwise", False), ("simultaneous", True)):
             lower, upper = rule.band_of_difference(a, b, ca, cb, case["ci"], simultaneous)
             out[band] = [lower, upper]

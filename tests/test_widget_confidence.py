@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
-from diversity_profiles.explorer import ProfileExplorer
+from diversity_profiles.display._explorer import ProfileExplorer
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
 
@@ -107,7 +107,7 @@ def test_margin_and_simultaneous_confidence_match_compare_on_narrowed_domains(
     assert "with 90% confidence over each whole domain (" in text
     assert "within the margin" in text  # a dismissed lead is named, not hidden
     # Line for line what summary.py writes for the same narrowed comparison.
-    from diversity_profiles.summary import summary
+    from diversity_profiles.comparison._summary import summary
 
     want = summary(
         dp.compare(banded_tree, domains={"vendi": (q[6], q[-1])}), markdown=False

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from diversity_profiles import wording
-from diversity_profiles.wording import Reading
+from diversity_profiles.comparison import _wording as wording
+from diversity_profiles.comparison._wording import Reading
 
 ROOT = Path(__file__).resolve().parents[1]
 ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
@@ -202,7 +202,7 @@ def test_summary_py_writes_its_pair_lines_with_the_shared_wording():
     sets = {"A": [[0.0], [1.0], [2.0], [3.0]], "B": [[0.0], [0.1], [0.2]]}
     tree = dp.profiles(sets, representation="x", distance="euclidean", n_points=8)
     res = dp.compare(tree)["x/euclidean"].to_dataset()
-    from diversity_profiles.summary import _readings, summarize_condition
+    from diversity_profiles.comparison._summary import _readings, summarize_condition
 
     readings = _readings(res, "A", "B", str)
     block = wording.pair_block("A", "B", readings, 0.95, res.attrs["band"] == "simultaneous")

@@ -14,28 +14,30 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 
+from . import _deprecated
 from ._version import __version__
 
 # Every module imports only numpy at load time (scipy and xarray inside the
 # functions that need them), so all load eagerly. They must: a function named
 # like its module (energy, magnitude, circles, profiles, compare) has to be bound
 # here, or importing the submodule later would shadow it with the module.
-from .circles import circles
-from .compare import compare
-from .convergence import convergence
-from .distances import pairwise_distances
-from .energy import CoincidentPointsWarning, energy
-from .explain import explain
-from .families import FAMILIES
-from .magnitude import magnitude
-from .profiler import Profiler
-from .profiles import merge, profiles
-from .representation import Representation
-from .scalefree import average_distance, richness
-from .similarity_diversity import similarity_diversity
-from .storage import open_profiles
-from .vendi import vendi_score, vendi_score_dual
+from .families._circles import circles
+from .comparison._compare import compare
+from .explanation._convergence import convergence
+from .engines._distances import pairwise_distances
+from .families._energy import CoincidentPointsWarning, energy
+from .explanation._explain import explain
+from .pipeline._registry import FAMILIES
+from .families._magnitude import magnitude
+from .pipeline._profiler import Profiler
+from .pipeline._profiles import merge, profiles
+from .core._representation import Representation
+from .families._scalefree import average_distance, richness
+from .families._similarity_diversity import similarity_diversity
+from .files._storage import open_profiles
+from .families._vendi import vendi_score, vendi_score_dual
 
 __all__ = [
     "FAMILIES",
@@ -69,15 +71,15 @@ _FEATURISERS = ("text", "molecules", "images", "datasets")
 def __getattr__(name: str):
     # The explorer pulls in anywidget and ipywidgets: loaded only when asked for.
     if name == "ProfileExplorer":
-        from .explorer import ProfileExplorer
+        from .display._explorer import ProfileExplorer
 
         return ProfileExplorer
     if name == "report":
-        from .html_report import report
+        from .display._html_report import report
 
         return report
     if name in _FEATURISERS:  # optional extras: imported when first used
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(f".featurisers.{name}", __name__)
     raise AttributeError(f"module 'diversity_profiles' has no attribute {name!r}")
 
 
@@ -90,7 +92,7 @@ def load_ipython_extension(ipython) -> None:
     """
     import xarray as xr
 
-    from .notebook import tree_mimebundle
+    from .display._notebook import tree_mimebundle
 
     ipython.display_formatter.mimebundle_formatter.for_type(xr.DataTree, tree_mimebundle)
 
@@ -119,13 +121,27 @@ class _RegisterAccessorAfterXarray(importlib.abc.MetaPathFinder):
 
         def exec_then_register(module):
             exec_module(module)
-            importlib.import_module(".accessor", __name__)
+            importlib.import_module("._accessor", __name__)
 
         spec.loader.exec_module = exec_then_register
         return spec
 
 
+class _Package(types.ModuleType):
+    """The package module: importing an old submodule path (see :mod:`._deprecated`)
+    must not replace a public function of the same name (``profiles``, ``compare``, ...)
+    with that module, as Python's import system would by default."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, types.ModuleType) and name in __all__:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+_deprecated.install()
+
 if "xarray" in sys.modules:
-    from . import accessor as _accessor  # noqa: F401
+    from . import _accessor  # noqa: F401
 else:
     sys.meta_path.insert(0, _RegisterAccessorAfterXarray())

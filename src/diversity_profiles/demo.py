@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .families import FAMILIES
+from .pipeline._registry import FAMILIES
 
 
 def digit_sets(n_per_set: int = 150, seed: int = 0) -> dict[str, np.ndarray]:
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import diversity_profiles as dp
 
-    from ._io import check_output, write_atomic
+    from .files._io import check_output, write_atomic
 
     try:
         # --overwrite replaces only a profile file written by this package.

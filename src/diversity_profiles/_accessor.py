@@ -1,0 +1,88 @@
+"""``tree.dp``: what users do next with a profile tree.
+
+A thin facade (like xarray's own accessors) that nothing else in the package
+imports: ``__init__`` only stores the tree, and every method forwards to the module
+that does the work. The tree-layout helpers live in :mod:`.layout`; their names
+stay importable from here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import xarray as xr
+
+from .pipeline._layout import band_of, comparison_paths, conditions_of, tidy
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import altair as alt
+    import pandas as pd
+
+    from .display._explorer import ProfileExplorer
+    from .pipeline._profiler import Profiler
+
+__all__ = ["DiversityProfilesAccessor", "band_of", "comparison_paths", "conditions_of", "tidy"]
+
+
+@xr.register_datatree_accessor("dp")
+class DiversityProfilesAccessor:
+    """Diversity-profile helpers on an ``xarray.DataTree`` made by :func:`profiles`."""
+
+    def __init__(self, tree: xr.DataTree) -> None:
+        self._tree = tree
+
+    @property
+    def conditions(self) -> list[str]:
+        """Condition paths in the tree, e.g. ``["minilm/cosine"]``."""
+        return conditions_of(self._tree)
+
+    @property
+    def sets(self) -> list[str]:
+        """Set labels (shared by every condition)."""
+        first = self.conditions[0]
+        return [str(s) for s in self._tree[first].dataset["set"].values]
+
+    def families(self, condition: str | None = None) -> list[str]:
+        """Families computed under ``condition`` (the first one by default)."""
+        path = condition or self.conditions[0]
+        return self._tree[path].attrs["families"].split(", ")
+
+    def to_dataframe(self, condition: str | None = None) -> pd.DataFrame:
+        """A tidy ``pandas.DataFrame`` of every curve, ready for plotting."""
+        return tidy(self._tree, condition)
+
+    def compare(self, **kwargs) -> xr.DataTree:
+        """Verdicts for every pair of sets: see :func:`diversity_profiles.comparison._compare`."""
+        from .comparison._compare import compare
+
+        return compare(self._tree, **kwargs)
+
+    def plot(self, condition: str | None = None, *, crossings: bool = True) -> alt.ConcatChart:
+        """Altair charts of every family: see :func:`diversity_profiles.display._plotting.plot_profiles`."""
+        from .display._plotting import plot_profiles
+
+        return plot_profiles(self._tree, condition, crossings=crossings)
+
+    def explore(
+        self, condition: str | None = None, profiler: Profiler | None = None
+    ) -> ProfileExplorer:
+        """The interactive explorer widget for a condition (the first by default);
+        pass the :class:`~diversity_profiles.Profiler` behind the tree to extend grids."""
+        from .display._explorer import ProfileExplorer
+
+        return ProfileExplorer(self._tree, condition, profiler=profiler)
+
+    def report(self, path, **kwargs) -> Path:
+        """A self-contained offline HTML report (see :func:`diversity_profiles.report`)."""
+        from .display._html_report import report
+
+        return report(self._tree, path, **kwargs)
+
+    def summary(self, **kwargs) -> str:
+        """Markdown conclusions with their conditions (compares first if needed)."""
+        from .comparison._summary import summary
+
+        tree = self._tree if comparison_paths(self._tree) else self.compare(**kwargs)
+        return summary(tree)

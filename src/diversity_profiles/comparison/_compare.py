@@ -1,0 +1,374 @@
+"""Pairwise comparison of sample sets: verdicts, crossings, shares and agreement.
+
+``compare(tree)`` applies the rule of :mod:`diversity_profiles.comparison._verdict` to every
+condition, family and ordered pair of sets, optionally over narrowed domains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import _verdict as rule
+from . import _wording as wording
+from ..core._validation import check_real, one_of
+from ..pipeline._registry import FAMILIES
+from ..pipeline._layout import curves as family_curves
+from ..pipeline._resampling import centred_replicates, subsample_scale
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+FUNC = "compare"
+
+
+#: Methods whose values come with bounds that the verdicts respect (verdict.py, step 7).
+BOUNDED_METHODS = ("certified bounds", "estimate ± error")
+
+
+def bounds_of(ds, family: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (lower, upper) bounds, shaped (set, grid), that the verdicts of ``family`` use:
+    present when its values are certified bounds or estimates ± error (attribute
+    ``method``, set by the large-n methods), None for exact values.
+
+    Bounds are the registry's ``bounds`` variables (else ``<family>_lower``/
+    ``<family>_upper``), else the value ± ``<family>_error``; a NaN bound (a set computed
+    exactly in a merged tree) is the value itself, and a family that claims bounds but
+    stores none is unbounded (no verdict but "bounds overlap" or "tied").
+    """
+    var = ds[family]
+    if var.attrs.get("method") not in BOUNDED_METHODS:
+        return None
+    values = np.asarray(var.values, dtype=np.float64).reshape(var.sizes["set"], -1)
+    fam = FAMILIES.get(family)
+    names = fam.bounds if fam is not None and fam.bounds else (f"{family}_lower", f"{family}_upper")
+    if all(name in ds for name in names):
+        lo = np.asarray(ds[names[0]].values, dtype=np.float64).reshape(values.shape)
+        hi = np.asarray(ds[names[1]].values, dtype=np.float64).reshape(values.shape)
+    elif f"{family}_error" in ds:
+        err = np.abs(np.asarray(ds[f"{family}_error"].values, dtype=np.float64))
+        lo, hi = values - err.reshape(values.shape), values + err.reshape(values.shape)
+    else:
+        lo, hi = np.full(values.shape, -np.inf), np.full(values.shape, np.inf)
+    return np.where(np.isnan(lo), values, lo), np.where(np.isnan(hi), values, hi)
+
+
+def _narrow(family: str, grid: np.ndarray, domain, path: str) -> tuple[np.ndarray, str]:
+    """Indices of grid points inside the user's (low, high) domain."""
+    try:
+        lo, hi = (float(v) for v in domain)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"domains[{family!r}] passed to {FUNC} must be a (low, high) pair. Got {domain!r}."
+        ) from None
+    if lo > hi:
+        lo, hi = hi, lo
+    gmin, gmax = float(grid.min()), float(grid.max())
+    if lo < gmin or hi > gmax:
+        raise ValueError(
+            f"domains[{family!r}] = ({lo:g}, {hi:g}) passed to {FUNC} reaches outside the grid "
+            f"computed for {path!r}, [{gmin:g}, {gmax:g}]. Narrow it, or recompute the profiles "
+            f"with domains={{{family!r}: ({lo:g}, {hi:g})}}."
+        )
+    keep = np.flatnonzero((grid >= lo) & (grid <= hi))
+    if keep.size == 0:
+        raise ValueError(
+            f"domains[{family!r}] = ({lo:g}, {hi:g}) passed to {FUNC} holds no grid point of "
+            f"{path!r}; widen it or recompute the profiles on a finer grid."
+        )
+    return keep, f"[{lo:g}, {hi:g}] (narrowed)"
+
+
+def _sizes(ds, S: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per set: the n the estimates stand for (``common_n`` if used), and the scale and
+    growth cap n/m of its replicates (verdict.py step 6; NaN without replicates)."""
+    n = np.asarray(ds["n_samples"].values, float) if "n_samples" in ds else np.full(S, np.nan)
+    if "common_n" in ds.attrs:
+        n = np.full(S, float(ds.attrs["common_n"]))
+    scales, caps = np.full(S, np.nan), np.full(S, np.nan)
+    if "subsample_size" in ds:
+        m = np.asarray(ds["subsample_size"].values, float)
+        scales = np.array([subsample_scale(int(a), int(b)) for a, b in zip(n, m, strict=True)])
+        caps = n / m
+    return n, scales, caps
+
+
+def _margins_of(margins, fams: list[str]) -> dict[str, float]:
+    """Each family's margin: its default, or the user's (one number or per family)."""
+    out = {f: FAMILIES[f].margin for f in fams}
+    if margins is None:
+        return out
+    given = margins if isinstance(margins, Mapping) else dict.fromkeys(fams, margins)
+    for fam, value in given.items():
+        if fam not in out:
+            raise ValueError(
+                f"margins passed to {FUNC} names a family not compared here: {fam!r}. "
+                f"Families: {sorted(out)}."
+            )
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(
+                f"The margin of {fam!r} passed to {FUNC} must be a number >= 0 (a fraction of n "
+                f"for counts, relative otherwise; 0 turns it off). Got {value!r}."
+            )
+        out[fam] = float(value)
+    return out
+
+
+def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
+    import xarray as xr
+
+    rtol, atol, min_share = opts["rtol"], opts["atol"], opts["min_share"]
+    labels = [str(s) for s in ds["set"].values]
+    if len(labels) < 2:
+        raise ValueError(
+            f"{FUNC} needs at least two sets to compare; condition {path!r} holds only {labels}."
+        )
+    curves = family_curves(ds)
+    unknown = sorted(set(domains) - set(curves))
+    if unknown:
+        raise ValueError(
+            f"domains passed to {FUNC} names families not in {path!r}: {unknown}. "
+            f"Families there: {sorted(curves)}."
+        )
+    fams = list(curves)
+    chosen = _margins_of(opts["margins"], fams)
+    S, F = len(labels), len(fams)
+    verdicts = np.full((S, S, F), "tied", dtype=object)
+    plain = np.full((S, S, F), "tied", dtype=object)
+    confident = np.full((S, S, F), "no band", dtype=object)
+    minor = np.full((2, S, S, F), np.nan)  # dismissed side's lead and share
+    ci = float(ds.attrs.get("ci", 0.95))
+    shares = np.zeros((S, S, F))
+    found: dict[tuple[int, int, int], list[float]] = {}
+    attrs = {k: v for k, v in ds.attrs.items()}
+    attrs.update(rtol=rtol, atol=atol, min_share=min_share, band=opts["band"])
+    sizes, scales, caps = _sizes(ds, S)
+    for f, fam in enumerate(fams):
+        got = curves[fam]
+        family = got.family
+        param, grid, values = family.parameter, got.grid, got.values
+        attrs[f"margin_{fam}"] = chosen[fam]
+        attrs[f"margin_unit_{fam}"] = family.margin_unit
+        if fam in domains and param is not None:
+            keep, how = _narrow(fam, grid, domains[fam], path)
+        else:
+            keep = np.arange(grid.size)
+            how = "full grid" if param is not None else "scale-free"
+        attrs[f"domain_{fam}"] = how
+        theta, vals = grid[keep], values[:, keep]
+        bounds = bounds_of(ds, fam)
+        attrs[f"method_{fam}"] = str(ds[fam].attrs.get("method", "exact"))
+        if bounds is not None:
+            bounds = (bounds[0][:, keep], bounds[1][:, keep])
+        centred = None
+        if got.boot is not None and np.isfinite(scales).all():
+            raw = got.boot[..., keep]
+            centred = [
+                centred_replicates(raw[k], vals[k], scales[k], caps[k]) for k in range(S)
+            ]
+        axis, step = family.axis, family.step
+        for i in range(S):
+            for j in range(S):
+                if i == j:
+                    continue
+                a, b = vals[i], vals[j]
+                n_pair = float(np.nan_to_num(min(sizes[[i, j]])))  # unknown n: no margin
+                m = rule.margins(a, b, family.margin_unit, chosen[fam], n_pair, rtol, atol)
+                if bounds is None:
+                    s, diff = rule.signs(a, b, rtol, atol), (a, b)
+                    plain[i, j, f] = rule.verdict_of(s)
+                    verdicts[i, j, f], lead, share = rule.margin_verdict(
+                        theta, a, b, s, m, axis, step, min_share, family.margin_unit
+                    )
+                else:  # verdict.py, step 7: only where the bounds separate
+                    bi, bj = (bounds[0][i], bounds[1][i]), (bounds[0][j], bounds[1][j])
+                    s, gap = rule.separation_signs(*bi, *bj, rtol, atol)
+                    diff = (gap, np.zeros_like(gap))
+                    tol = rule.tie_tolerance(a, b, rtol, atol)
+                    plain[i, j, f] = rule.bounds_verdict(
+                        theta, a, b, bi, bj, tol, axis, step, 0.0, family.margin_unit, rtol, atol
+                    )[0]
+                    verdicts[i, j, f], lead, share = rule.bounds_verdict(
+                        theta,
+                        a,
+                        b,
+                        bi,
+                        bj,
+                        m,
+                        axis,
+                        step,
+                        min_share,
+                        family.margin_unit,
+                        rtol,
+                        atol,
+                    )
+                minor[:, i, j, f] = lead, share
+                if centred is not None:
+                    lo, hi = rule.band_of_difference(
+                        a, b, centred[i], centred[j], ci, opts["band"] == "simultaneous"
+                    )
+                    confident[i, j, f] = rule.confident_verdict(
+                        theta, lo, hi, m, axis, step, min_share
+                    )
+                if param is None:
+                    shares[i, j, f] = float(s[0] > 0)
+                    continue
+                shares[i, j, f] = rule.share_ahead(theta, *diff, s, axis, step)
+                if verdicts[i, j, f] == "crosses":
+                    found[i, j, f] = rule.crossings(theta, *diff, s, axis, step)
+    width = max((len(v) for v in found.values()), default=0)
+    cross = np.full((S, S, F, max(width, 1)), np.nan)
+    counts = np.zeros((S, S, F), dtype=np.int64)
+    for (i, j, f), locs in found.items():
+        cross[i, j, f, : len(locs)] = locs
+        counts[i, j, f] = len(locs)
+    agreement = np.array(
+        [
+            [wording.agreement(list(verdicts[i, j])) if i != j else "tied" for j in range(S)]
+            for i in range(S)
+        ]
+    )
+    dims = ("set_a", "set_b", "family")
+    sizes = ds["n_samples"].values if "n_samples" in ds else np.full(S, -1)
+    return xr.Dataset(
+        {
+            "n_samples": (("set_a",), sizes),
+            "verdict": (
+                dims,
+                verdicts.astype(str),
+                {
+                    "values": ", ".join(rule.BOUNDED_VERDICTS),
+                    "note": "leads within the margin or on < min_share of the domain are "
+                    "dismissed; families with bounds (method_<family> attrs) dominate only "
+                    "where the bounds separate, else 'bounds overlap'",
+                },
+            ),
+            "verdict_plain": (
+                dims,
+                plain.astype(str),
+                {"note": "without the margin: any lead beyond the tie tolerance counts"},
+            ),
+            "minor_lead": (
+                dims,
+                minor[0],
+                {"note": "largest lead of the dismissed side (samples, or relative); NaN if none"},
+            ),
+            "minor_share": (
+                dims,
+                minor[1],
+                {"note": "share of the domain where the dismissed side leads; NaN if none"},
+            ),
+            "verdict_ci": (
+                dims,
+                confident.astype(str),
+                {
+                    "values": ", ".join(rule.CONFIDENT_VERDICTS) + ", no band",
+                    "note": f"holds at confidence {ci:g} over the whole domain compared "
+                    f"({opts['band']} band of the difference from half-sample replicates); "
+                    "'no band' where the profiles have no replicates (n_boot=0)",
+                },
+            ),
+            "crossings": ((*dims, "crossing"), cross, {"note": "NaN-padded crossing parameters"}),
+            "n_crossings": (dims, counts),
+            "share_ahead": (dims, shares, {"note": "share of the domain where set_a is ahead"}),
+            "agreement": (
+                ("set_a", "set_b"),
+                agreement,
+                {"values": "a_ahead, b_ahead, mixed, tied, bounds overlap"},
+            ),
+        },
+        coords={"set_a": labels, "set_b": labels, "family": fams},
+        attrs=attrs,
+    )
+
+
+def compare(
+    tree,
+    *,
+    domains: Mapping[str, Sequence[float]] | None = None,
+    rtol: float = rule.RTOL,
+    atol: float = rule.ATOL,
+    margins: float | Mapping[str, float] | None = None,
+    min_share: float = rule.MIN_SHARE,
+    band: str = "simultaneous",
+) -> xr.DataTree:
+    """Verdicts for every ordered pair of sets, family and condition of a profile tree.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        A result of :func:`profiles` (or :func:`merge`).
+    domains : dict of str to (low, high), optional
+        Narrow a family's parameter domain to a window; it must lie inside the
+        computed grid. Any pair (tuple or list) is a window here: unlike
+        ``profiles(domains=...)``, where a list is an explicit grid, nothing is computed.
+    rtol, atol : float
+        Tolerances below which two curves are tied at a point.
+    margins : float or dict of str to float, optional
+        Practical-significance margin (``verdict.py``, step 5), for every family or
+        per family: a fraction of the smaller set's size for Circles and richness,
+        relative to the larger value for the others. Default 0.01 for each; 0 turns
+        it off (then ``verdict`` equals ``verdict_plain``).
+    min_share : float, default 0.05
+        A lead held on less than this share of the domain does not count.
+    band : {"simultaneous", "pointwise"}
+        Band of each difference behind ``verdict_ci``: simultaneous (sup-t, holds
+        over the whole domain at level ``ci``) or pointwise.
+
+    Returns
+    -------
+    xarray.DataTree
+        The same condition paths; each node has ``verdict`` (with the margin;
+        "bounds overlap" where a family's large-n bounds cannot order the pair,
+        ``verdict.py`` step 7, its ``method_<family>`` attribute saying which were bounded),
+        ``verdict_plain`` (without), ``minor_lead`` / ``minor_share`` (the dismissed
+        side of a dominance), ``verdict_ci``, ``crossings`` (NaN-padded along
+        ``crossing``), ``n_crossings`` and ``share_ahead`` on ``(set_a, set_b,
+        family)`` and the cross-family ``agreement(set_a, set_b)``.
+
+    Examples
+    --------
+    >>> import diversity_profiles as dp
+    >>> tree = dp.profiles({"A": [[1.], [2.], [3.]], "B": [[0.], [4.]]},
+    ...                    representation="line", distance="euclidean",
+    ...                    families=["richness", "average_distance", "circles"],
+    ...                    domains={"circles": [0.5, 1.5, 2.5, 3.5]})
+    >>> res = compare(tree)["line/euclidean"]
+    >>> dict(zip(res.family.values.tolist(), res.verdict.sel(set_a="A", set_b="B").values.tolist()))
+    {'circles': 'crosses', 'average_distance': 'dominated', 'richness': 'dominates'}
+    >>> float(res.crossings.sel(set_a="A", set_b="B", family="circles", crossing=0))
+    1.5
+    """
+    import xarray as xr
+
+    from ..pipeline._layout import conditions_of
+
+    if not isinstance(tree, xr.DataTree):
+        raise TypeError(f"{FUNC} takes a DataTree from dp.profiles. Got {type(tree).__name__}.")
+    rtol = check_real(rtol, "rtol", FUNC, low=0.0, high=np.inf, high_open=True)
+    atol = check_real(atol, "atol", FUNC, low=0.0, high=np.inf, high_open=True)
+    if domains is not None and not isinstance(domains, Mapping):
+        raise TypeError(
+            f"The 'domains' argument of {FUNC} must be None or a dict of family -> (low, high). "
+            f"Got {type(domains).__name__}."
+        )
+    paths = conditions_of(tree)
+    if not paths:
+        raise ValueError(f"The tree passed to {FUNC} holds no profiles (no node with a 'set' dim).")
+    one_of(band, "band", FUNC, ("simultaneous", "pointwise"))
+    if (
+        isinstance(min_share, bool)
+        or not isinstance(min_share, (int, float))
+        or not (0 <= min_share <= 1)
+    ):
+        raise ValueError(
+            f"The 'min_share' argument of {FUNC} must be a number in [0, 1]. Got {min_share!r}."
+        )
+    opts = dict(rtol=rtol, atol=atol, margins=margins, min_share=float(min_share), band=band)
+    nodes = {
+        path: _compare_condition(tree[path].to_dataset(), path, dict(domains or {}), opts)
+        for path in paths
+    }
+    return xr.DataTree.from_dict(nodes)

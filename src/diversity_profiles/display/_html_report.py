@@ -1,0 +1,131 @@
+"""Self-contained interactive reports: one HTML file that works offline, anywhere.
+
+The file inlines the explorer's bundle (Vega included), the condition's curves,
+the static charts as SVG and the summary; nothing is loaded from the network.
+The explorer runs from the same in-page model as the JupyterLab extension
+(``js/standalone.ts``), so sliders and verdicts work without a kernel.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from ..files._io import GENERATOR_META, check_output, write_atomic
+from ..core._escaping import script_json
+from ._explorer import _BUNDLE, standalone_payload
+from ..pipeline._registry import FAMILIES
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+{generator}
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font: 14px system-ui, sans-serif; margin: 24px; color: #222; }}
+table.dp-condition td {{ padding: 2px 12px 2px 0; vertical-align: top; }}
+pre.dp-summary-text {{ white-space: pre-wrap; }}
+details {{ margin: 16px 0; }}
+</style></head>
+<body>
+<h1>{title}</h1>
+<h2>Condition</h2>
+<table class="dp-condition">{condition_rows}</table>
+<h2>Explorer</h2>
+<div id="explorer"></div>
+<h2>Summary (full domains)</h2>
+<pre class="dp-summary-text">{summary}</pre>
+<details><summary>Static charts</summary>{svg}</details>
+<script type="module">
+const bundle = {bundle};
+const payload = {payload};
+const url = URL.createObjectURL(new Blob([bundle], {{ type: "text/javascript" }}));
+const {{ mountStandalone }} = await import(url);
+mountStandalone(document.getElementById("explorer"), payload);
+window.__dpReady = true;
+</script>
+</body></html>
+"""
+
+
+def report(
+    tree, path, *, condition: str | None = None, overwrite: bool = False, title: str | None = None
+) -> Path:
+    """Write an interactive, offline HTML report of one condition of a profile tree.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        A result of :func:`profiles`.
+    path : str or pathlib.Path
+        Where to write the ``.html`` file.
+    condition : str, optional
+        Which condition; the first one by default.
+    overwrite : bool, default False
+        Replace an existing report written by this package. Without it an existing file
+        is never touched; with it, any other file (one without our generator mark) is
+        still refused with ValueError. The page is written beside ``path`` and renamed
+        into place, so an interrupted write leaves nothing behind.
+    title : str, optional
+        The page's title.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    import vl_convert
+
+    from ..comparison._compare import compare
+    from ..pipeline._layout import conditions_of
+    from ._plotting import plot_profiles
+    from ..comparison._summary import summary
+
+    path = check_output(path, kind="html", overwrite=overwrite)
+    paths = conditions_of(tree)
+    condition = condition or paths[0]
+    if condition not in paths:
+        raise ValueError(
+            f"The 'condition' argument of report must be one of {paths}. Got {condition!r}."
+        )
+    ds = tree[condition].to_dataset()
+    rows = [("condition", condition)]
+    rows += [(k, str(v)) for k, v in ds.attrs.items()]
+    rows += [
+        (
+            "n per set",
+            ", ".join(
+                f"{s}: {int(n)}"
+                for s, n in zip(ds["set"].values, ds["n_samples"].values, strict=True)
+            ),
+        )
+    ]
+    for dim in dict.fromkeys(f.parameter for f in FAMILIES.values() if f.parameter):
+        if dim in ds.coords:
+            grid = ds[dim].values
+            rows.append(
+                (
+                    f"domain of {dim}",
+                    f"{grid.min():.4g} … {grid.max():.4g} "
+                    f"({grid.size} points): {ds[dim].attrs.get('domain', '')}",
+                )
+            )
+    comparison = compare(tree)  # once, for the summary and the chart's crossings
+    chart = plot_profiles(tree, condition, comparison=comparison)
+    condition_rows = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows
+    )
+    page = _PAGE.format(
+        generator=GENERATOR_META,
+        title=html.escape(title or f"Diversity profiles — {condition}"),
+        condition_rows=condition_rows,
+        # Plain text (not Markdown-escaped): the <pre> shows it HTML-escaped, as written.
+        summary=html.escape(summary(comparison, markdown=False)),
+        svg=vl_convert.vegalite_to_svg(chart.to_dict()),
+        # Neither '</script>' nor '<!--<script>' in a label can end or derail the script.
+        bundle=script_json(_BUNDLE.read_text()),
+        payload=script_json(standalone_payload(tree, [condition])),
+    )
+    return write_atomic(
+        path, lambda p: p.write_text(page, encoding="utf-8"), kind="html", overwrite=overwrite
+    )

@@ -1,0 +1,178 @@
+"""Kernel matrices ``F(D)`` of embeddings, applied tile by tile, never held in float64.
+
+The large-n methods (``magnitude_large``, ``vendi_large``) need products ``K @ V`` with
+``K_ij = F(d(x_i, x_j))`` for n up to ~10^5, where an n × n float64 matrix (80 GB at
+n = 100k) cannot exist. :class:`PairOperator` forms square tiles of distances from the
+embeddings (the GEMM identity of :mod:`distances`, close pairs recomputed from differences),
+maps them through ``F`` and multiplies, visiting each unordered tile once. Single precision
+tiles are ~2× faster (float32 GEMM) and accurate to ~1e-7 relative; double precision tiles
+are the reference that certified bounds are computed against.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._distances import distance_block, refine_close_pairs
+
+#: Tile edge: a 2048² float64 tile is 32 MB, large enough for GEMM to run near peak.
+TILE = 2048
+
+#: The memory a method may use when the caller gives no ``memory_limit`` (bytes).
+DEFAULT_MEMORY = 4 * 1024**3
+
+
+def one_thread() -> contextlib.AbstractContextManager:
+    """A context running BLAS/LAPACK on one thread, for the many small factorisations.
+
+    Measured on the shared 2-core machine: a 256² ``eigh`` took 0.5 s with two BLAS threads
+    competing with other processes and 0.03 s on one. threadpoolctl is optional: without it
+    the context does nothing.
+    """
+    import scipy.linalg  # noqa: F401  (its OpenBLAS must be loaded to be limited)
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - depends on the environment
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
+
+def dual_eigenvalues(C: np.ndarray) -> np.ndarray:
+    """Eigenvalues of a symmetric d × d matrix (a covariance; overwritten) on one BLAS thread.
+
+    Measured on the shared 2-core machine at d = 768: 0.04 s on one thread, 1.5–5 s on two
+    while other processes ran (the threads wait on each other in the tridiagonalisation).
+    """
+    from scipy.linalg import eigvalsh
+
+    with one_thread():
+        return eigvalsh(C, overwrite_a=True, check_finite=False, driver="evd")
+
+
+def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Identical rows merged: (distinct rows, multiplicity of each), in first-seen order.
+
+    Identical rows are at distance exactly 0 (``distances`` recomputes close pairs from the
+    difference), so they are duplicates for every method here.
+    """
+    _, first, counts = np.unique(X, axis=0, return_index=True, return_counts=True)
+    order = np.argsort(first)
+    return X[first[order]], counts[order]
+
+
+class PairOperator:
+    """``K = F(D)`` for embeddings ``X`` (rows prepared for ``distance``), used blockwise.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        Prepared embeddings (unit rows for ``"cosine"``).
+    distance : {"euclidean", "cosine"}
+    entry : callable
+        ``entry(D, out)`` writes ``F(D)`` into ``out`` (same shape and dtype); ``F(0) = 1``.
+    scale : ndarray, shape (n,), optional
+        ``K`` becomes ``diag(scale) F(D) diag(scale)`` (a weighted kernel).
+    X32 : ndarray, optional
+        The rows in float32 when already made (a dask worker keeps them per set).
+    """
+
+    #: Where the tiles and products run (recorded with the solvers' results).
+    engine = "numpy"
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        distance: str,
+        entry: Callable[[np.ndarray, np.ndarray], None],
+        *,
+        scale: np.ndarray | None = None,
+        X32: np.ndarray | None = None,
+    ):
+        self.X64 = np.ascontiguousarray(X, dtype=np.float64)
+        self.X32 = self.X64.astype(np.float32) if X32 is None else X32
+        self.distance = distance
+        self.entry = entry
+        self.n = X.shape[0]
+        self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
+        # A float32 copy of K when it fits: an ndarray here, a device tensor or the
+        # workers' row strips in the engines' subclasses.
+        self.held: Any = None
+
+    # -- tiles -------------------------------------------------------------------------
+    def tile(
+        self, rows: slice | np.ndarray, cols: slice | np.ndarray, double: bool = True
+    ) -> np.ndarray:
+        """``K[rows][:, cols]`` in float64 (``double``) or float32."""
+        X = self.X64 if double else self.X32
+        A, B = X[rows], X[cols]
+        D, close = distance_block(A, B, self.distance)
+        # Close pairs are refined from the float64 rows even for float32 tiles: only the
+        # difference form resolves near-duplicates.
+        if close is not None and close.any():
+            D = D.astype(np.float64)
+            refine_close_pairs(D, self.X64[rows], self.X64[cols], self.distance, close)
+            D = D.astype(X.dtype, copy=False)
+        self.entry(D, D)
+        if self.scale is not None:
+            s = self.scale.astype(D.dtype)
+            D *= s[rows][:, None]
+            D *= s[cols][None, :]
+        return D
+
+    def _tiles(self):
+        n = self.n
+        for i in range(0, n, TILE):
+            for j in range(i, n, TILE):
+                yield slice(i, min(i + TILE, n)), slice(j, min(j + TILE, n)), i == j
+
+    def hold(self) -> None:
+        """Form and keep K in float32 (4 n² bytes): later single-precision products are
+        one GEMM instead of a pass over the tiles."""
+        if self.held is not None:
+            return
+        K = np.empty((self.n, self.n), dtype=np.float32)
+        for r, c, _ in self._tiles():
+            T = self.tile(r, c, double=False)
+            K[r, c] = T
+            K[c, r] = T.T
+        self.held = K
+
+    def release(self) -> None:
+        self.held = None
+
+    def matmat(
+        self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, float]:
+        """``K @ V`` in float64 (V is (n,) or (n, k)); with ``sum_squares`` also ``Σ K_ij²``.
+
+        ``double`` forms float64 tiles from the float64 embeddings (the reference product);
+        otherwise float32 tiles (or the held float32 K) with float32 products.
+        """
+        vec = V.ndim == 1
+        V2 = V[:, None] if vec else V
+        if not double and self.held is not None and not sum_squares:
+            out = (self.held @ V2.astype(np.float32)).astype(np.float64)
+            return out[:, 0] if vec else out
+        dtype = np.float64 if double else np.float32
+        Vd = np.ascontiguousarray(V2, dtype=dtype)
+        out = np.zeros(V2.shape, dtype=np.float64)
+        total = 0.0
+        for r, c, diag in self._tiles():
+            T = self.tile(r, c, double=double)
+            out[r] += T @ Vd[c]
+            if not diag:
+                out[c] += T.T @ Vd[r]
+            if sum_squares:
+                s = float(np.einsum("ij,ij->", T, T, dtype=np.float64))
+                total += s if diag else 2.0 * s
+        out = out[:, 0] if vec else out
+        return (out, total) if sum_squares else out
+
+    def columns(self, idx: np.ndarray) -> np.ndarray:
+        """``K[:, idx]`` in float64 (n × len(idx))."""
+        return self.tile(slice(None), np.asarray(idx), double=True)

@@ -1,0 +1,176 @@
+"""Where things sit in a profile tree: condition nodes, comparison nodes, bands.
+
+The low layer every display, report and storage module reads (none of them imports
+the ``tree.dp`` accessor, which only forwards to them). It knows the tree's layout
+and the registry (:mod:`.families`), nothing about plotting or widgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ._registry import FAMILIES, Family
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import xarray as xr
+
+
+def _paths_where(tree: xr.DataTree, holds: Callable[[xr.DataTree], bool]) -> list[str]:
+    return [
+        node.relative_to(tree) if node is not tree else "." for node in tree.subtree if holds(node)
+    ]
+
+
+def conditions_of(tree: xr.DataTree) -> list[str]:
+    """Paths (``"representation/distance"``) of the nodes that hold profiles."""
+    return _paths_where(tree, lambda node: "set" in node.dims and "representation" in node.attrs)
+
+
+def comparison_paths(tree: xr.DataTree) -> list[str]:
+    """Paths of the nodes that hold comparison results."""
+    return _paths_where(tree, lambda node: "verdict" in node.data_vars)
+
+
+def band_kind(ds: xr.Dataset, family: str) -> str | None:
+    """Which band ``ds`` carries around ``family``: ``"bootstrap"`` (the pointwise
+    bands of :func:`profiles` with ``n_boot``), ``"certified"`` (lower and upper
+    bounds: the registry's ``bounds`` variables, or ``<family>_lower``/``_upper`` of
+    a large-n method) or ``None``."""
+    if f"{family}_ci_lower" in ds and f"{family}_ci_upper" in ds:
+        return "bootstrap"
+    fam = FAMILIES.get(family)
+    if fam is not None and fam.bounds is not None and all(v in ds for v in fam.bounds):
+        return "certified"
+    if f"{family}_lower" in ds and f"{family}_upper" in ds:
+        return "certified"
+    return None
+
+
+def band_of(ds: xr.Dataset, family: str) -> tuple[xr.DataArray | None, xr.DataArray | None]:
+    """The band drawn around a family's curves (see :func:`band_kind`), else
+    ``(None, None)``."""
+    kind = band_kind(ds, family)
+    if kind == "bootstrap":
+        return ds[f"{family}_ci_lower"], ds[f"{family}_ci_upper"]
+    if kind == "certified":
+        fam = FAMILIES.get(family)
+        if fam is not None and fam.bounds is not None and all(v in ds for v in fam.bounds):
+            return ds[fam.bounds[0]], ds[fam.bounds[1]]
+        return ds[f"{family}_lower"], ds[f"{family}_upper"]
+    return None, None
+
+
+@dataclass(frozen=True)
+class Curves:
+    """One family's curves in a condition, as plain float64 arrays.
+
+    Scale-free families have a one-point grid (``[0.0]``), so every family reads the
+    same way.
+    """
+
+    family: Family
+    grid: np.ndarray  # (g,)
+    values: np.ndarray  # (set, g)
+    lower: np.ndarray | None  # (set, g): the band (see band_kind), if any
+    upper: np.ndarray | None
+    band: str | None  # "bootstrap", "certified" or None
+    boot: np.ndarray | None  # (set, replicate, g): the bootstrap replicates, if any
+
+
+def curves(ds: xr.Dataset) -> dict[str, Curves]:
+    """family name -> :class:`Curves`, for the families of the registry present in ``ds``
+    (a condition's Dataset), in registry order. The one reading of a condition that
+    :func:`compare`, the explorer and the plots share."""
+    out: dict[str, Curves] = {}
+    n_sets = int(ds.sizes["set"])
+    for name, fam in FAMILIES.items():
+        if name not in ds.data_vars:
+            continue
+        grid = (
+            np.asarray(ds[fam.parameter].values, dtype=np.float64) if fam.parameter else np.zeros(1)
+        )
+        shape = (n_sets, grid.size)
+        values = np.asarray(ds[name].values, dtype=np.float64).reshape(shape)
+        lo, hi = band_of(ds, name)
+        boot = None
+        if f"{name}_boot" in ds:
+            raw = ds[f"{name}_boot"]
+            boot = np.asarray(raw.values, dtype=np.float64).reshape(
+                n_sets, int(raw.sizes["boot"]), grid.size
+            )
+        out[name] = Curves(
+            fam,
+            grid,
+            values,
+            None if lo is None else np.asarray(lo.values, dtype=np.float64).reshape(shape),
+            None if hi is None else np.asarray(hi.values, dtype=np.float64).reshape(shape),
+            band_kind(ds, name),
+            boot,
+        )
+    return out
+
+
+def tidy(tree: xr.DataTree, condition: str | None = None) -> pd.DataFrame:
+    """Long table: one row per (condition, family, set, parameter value).
+
+    Columns: ``representation, distance, family, variable, set, parameter,
+    value``. Scale-free families have ``parameter`` NaN and an empty parameter name.
+    """
+    import pandas as pd
+
+    frames = []
+    paths = conditions_of(tree) if condition is None else [condition]
+    for path in paths:
+        ds = tree[path].to_dataset()
+        for name, var in ds.data_vars.items():
+            family = var.attrs.get("family")
+            if family is None:
+                continue
+            param_dims = [d for d in var.dims if d != "set"]
+            frame = var.to_dataframe(name="value").reset_index()
+            if param_dims:
+                frame = frame.rename(columns={param_dims[0]: "parameter"})
+                frame["parameter_name"] = param_dims[0]
+            else:
+                frame["parameter"] = np.nan
+                frame["parameter_name"] = ""
+            frame["family"] = family
+            frame["variable"] = name
+            frame["representation"] = ds.attrs["representation"]
+            frame["distance"] = ds.attrs["distance"]
+            frames.append(frame)
+    columns = [
+        "representation",
+        "distance",
+        "family",
+        "variable",
+        "set",
+        "parameter_name",
+        "parameter",
+        "value",
+    ]
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def with_children(node, grown, parameter: str) -> xr.DataTree:
+    """``grown`` (a condition's Dataset on a longer ``parameter`` grid) as a tree node that
+    keeps ``node``'s children (explain's and convergence's nodes), their ``parameter`` axis
+    reindexed to the new grid (NaN at the new points) so they stay aligned with it."""
+    import xarray as xr
+
+    nodes = {"/": grown}
+    for sub in node.subtree:
+        if sub is node:
+            continue
+        own = sub.to_dataset(inherit=False)
+        ds = sub.to_dataset(inherit=True)
+        if parameter in ds.dims:
+            ds = ds.reindex({parameter: grown[parameter].values})
+        inherited = [c for c in ds.coords if c not in own.coords]
+        nodes["/" + sub.relative_to(node)] = ds.drop_vars(inherited)
+    return xr.DataTree.from_dict(nodes)

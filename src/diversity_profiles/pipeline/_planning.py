@@ -1,0 +1,186 @@
+"""Which method each family uses, and whether it fits in memory — decided before any work.
+
+``method="auto"`` picks, per family, the exact method while the largest set is small
+enough for it to finish in seconds to a minute (thresholds measured on 2 shared cores,
+see ``AUTO_EXACT_MAX_N``) and its n × n matrices fit; above that the large-n method
+(streamed passes, iterative solvers, certified bounds). ``method="exact"`` forces the
+exact methods and ``method="large"`` the large-n ones. When the chosen methods do not
+fit in the memory available, :func:`plan` refuses up front with the plan, naming what
+to change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core._validation import human_bytes, available_memory_bytes
+from ._registry import FAMILIES
+
+METHODS = ("auto", "exact", "large")
+
+# What each family needs (the largest n that method="auto" keeps exact, its n × n working
+# copies, whether it needs a matrix at all) is in its registry entry (families.py).
+#: Share of the available memory a plan may use (the rest is headroom for the interpreter).
+_HEADROOM = 0.8
+
+
+@dataclass
+class Route:
+    family: str
+    method: str  # "exact" or "large"
+    nbytes: float  # peak bytes of this family's computation for the largest set
+    why: str
+    #: Whether a large-n method could take over (False: the input is a matrix, no n × n work
+    #: is needed, or the family has none), so that a refusal only suggests what exists.
+    has_large: bool = True
+
+
+def solver_memory(available: float) -> float:
+    """Bytes a large-n solver may hold beside the engine's own buffers (e.g. Z_t, float32)."""
+    return max(_HEADROOM * available - 2 * 1024**3, 0.5 * 1024**3)
+
+
+def _large_bytes(
+    family: str, n: int, d: int, n_grid: int, available: float, distance: str | None = None
+) -> float:
+    """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X, and
+    what the iterative module holds with ``memory_limit = solver_memory(available)``."""
+    from ._large import large_module
+
+    buffers = 6 * 2048 * 2048 * 8
+    per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
+    base = buffers + n * d * 8
+    held_per_pair = FAMILIES[family].large_solver_bytes
+    if not held_per_pair or large_module(family) is None or not _tight(family, distance):
+        return base + per_point  # bounds from the streamed passes only
+    # What the iterative module holds when it fits (Z_t or K in float32, Circles' pairs),
+    # else its memory limit or nothing (it recomputes tiles); plus a few n × 256 float64
+    # blocks (preconditioner, Nyström/Ritz basis).
+    limit = solver_memory(available)
+    tiers = held_per_pair if isinstance(held_per_pair, tuple) else (held_per_pair,)
+    fits = [b * n * n for b in tiers if b * n * n <= limit]
+    if fits:
+        held = fits[0]
+    else:
+        held = limit if FAMILIES[family].large_solver_fills_limit else 0.0
+    return base + per_point + 3 * n * 256 * 8 + held
+
+
+def _no_matrix(family: str, dual: bool) -> bool:
+    """The exact method needs no n × n matrix (with embeddings)."""
+    fam = FAMILIES[family]
+    return fam.exact_copies is None or (fam.dual_kernel and dual)
+
+
+#: Where a family's large-n method would only bound the distance loosely, method="auto" keeps
+#: it exact up to this multiple of its ``auto_exact_max_n`` (the exact methods grow as n³:
+#: about 15 times the measured limit's time there); beyond it, the loose certified bounds.
+LOOSE_EXACT_FACTOR = 2.5
+
+
+def _tight(family: str, distance: str | None) -> bool:
+    """Whether the family's large-n method is tight on ``distance`` (None: unknown, yes)."""
+    on = FAMILIES[family].large_distances
+    return distance is None or on is None or distance in on
+
+
+def _exact_bytes(family: str, n: int, n_sets: int, dual: bool) -> float:
+    if _no_matrix(family, dual):
+        return 0.0
+    # Every set's distance matrix stays cached for the whole condition, plus the family's
+    # own working copies for the set in hand.
+    return 8.0 * n * n * (n_sets + (FAMILIES[family].exact_copies or 0.0))
+
+
+def plan(
+    families: list[str],
+    sizes: list[int],
+    dim: int,
+    *,
+    method: str = "auto",
+    dual_vendi: bool = False,
+    precomputed: bool = False,
+    n_grid: int = 100,
+    available: float | None = None,
+    distance: str | None = None,
+) -> dict[str, Route]:
+    """Route every family to its exact or large-n method, or refuse with the plan.
+
+    Examples
+    --------
+    >>> routes = plan(["energy", "magnitude"], [100, 50_000], 768, available=16e9)
+    >>> [(r.family, r.method) for r in routes.values()]
+    [('energy', 'large'), ('magnitude', 'large')]
+    """
+    n, n_sets = max(sizes), len(sizes)
+    have = available_memory_bytes() if available is None else available
+    budget = _HEADROOM * have
+    routes: dict[str, Route] = {}
+    for fam in families:
+        exact = _exact_bytes(fam, n, n_sets, dual_vendi)
+        max_n = FAMILIES[fam].auto_exact_max_n
+        if precomputed or _no_matrix(fam, dual_vendi) or max_n is None:
+            # Nothing large-n to do: the matrix is the input, no n × n work is needed, or
+            # the family has no large-n method (the memory check below still applies).
+            why = (
+                "the distance matrix is given"
+                if precomputed
+                else "no n × n matrix needed"
+                if _no_matrix(fam, dual_vendi)
+                else "no large-n method"
+            )
+            routes[fam] = Route(fam, "exact", exact, why, has_large=False)
+            continue
+        large = _large_bytes(fam, n, dim, n_grid, have, distance)
+        if method == "exact":
+            routes[fam] = Route(fam, "exact", exact, "method='exact'")
+        elif method == "large":
+            routes[fam] = Route(fam, "large", large, "method='large'")
+        elif n <= max_n and exact <= budget:
+            routes[fam] = Route(fam, "exact", exact, f"n = {n} <= {max_n}")
+        elif exact <= budget and not _tight(fam, distance) and n <= LOOSE_EXACT_FACTOR * max_n:
+            why = f"its large-n method only bounds {distance} distances loosely"
+            routes[fam] = Route(fam, "exact", exact, why)
+        else:
+            why = f"n = {n} > {max_n}" if n > max_n else (f"exact needs {human_bytes(exact)}")
+            routes[fam] = Route(fam, "large", large, why)
+    # Exact energy and average distance stream the pairs unless another exact family has
+    # formed the distance matrices, which they then reuse (plus the upper-triangle indices).
+    streamed = [f for f in routes if FAMILIES[f].streams_exact]
+    matrices = any(r.method == "exact" and r.nbytes > 0 for f, r in routes.items()
+                   if f not in streamed)  # fmt: skip
+    for f in streamed:
+        if routes[f].method == "exact" and not precomputed:
+            routes[f].nbytes = 8.0 * n * n * (n_sets + 1.5) if matrices else 6 * 2048 * 2048 * 8
+    # Families run one after another and free their buffers: the peak is the largest one.
+    need = max((r.nbytes for r in routes.values()), default=0.0)
+    if need > budget:
+        raise MemoryError(refusal(routes, have, need))
+    return routes
+
+
+def describe(routes: dict[str, Route]) -> str:
+    """The plan as text: one line per family."""
+    return "\n".join(
+        f"  {r.family}: {r.method} ({r.why}), peak {human_bytes(r.nbytes)}"
+        for r in routes.values()
+    )
+
+
+def refusal(routes: dict[str, Route], have: float, need: float) -> str:
+    """Why a plan does not fit, the plan, and what to change."""
+    too_big = [r.family for r in routes.values() if r.nbytes > _HEADROOM * have]
+    exact = [f for f in too_big if routes[f].method == "exact" and routes[f].has_large]
+    fixes = []
+    if exact:
+        fixes.append(f"use method='auto' or 'large' for {', '.join(map(repr, exact))}")
+    fixes.append(f"leave out {', '.join(map(repr, too_big))} (families=...)")
+    fixes.append("subsample the sets (smaller n)")
+    return (
+        f"profiles: the plan needs {human_bytes(need)} but only {human_bytes(have)} is "
+        f"available ({int(_HEADROOM * 100)}% of it may be used). Plan per family:\n"
+        + describe(routes)
+        + "\nTo make it fit: "
+        + "; or ".join(fixes)
+        + "."
+    )

@@ -1,0 +1,201 @@
+"""A :class:`Profiler` holds the prepared sets of one condition, explicitly.
+
+:func:`diversity_profiles.pipeline._profiles` prepares the sets (distances, kernels,
+histograms), computes the profiles and lets the preparation go. Keep a
+``Profiler`` instead when you want more from the same matrices later: profiles
+with other families or domains, or a grid extended beyond its ends. Nothing is
+cached behind your back; a tree is a value, and :meth:`Profiler.extend` returns a
+new tree rather than writing into yours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..core._validation import check_int, one_of
+from ._registry import FAMILIES
+from ._layout import with_children
+from ._profiles import (
+    _check_request,
+    _check_uncertainty,
+    _prepare,
+    _profile,
+)
+from ..core._representation import Representation
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from ._condition import Condition
+
+FUNC = "Profiler.extend"
+
+
+class Profiler:
+    """Prepared sets of one condition, for profiles and grid extensions.
+
+    Takes the arguments of :func:`diversity_profiles.pipeline._profiles` that define the
+    condition; :meth:`profiles` takes the ones that say what to compute.
+
+    Parameters
+    ----------
+    sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed,
+    device
+        As in :func:`diversity_profiles.pipeline._profiles`.
+
+    Examples
+    --------
+    >>> import diversity_profiles as dp
+    >>> profiler = dp.Profiler({"A": [[0.0], [1.0], [3.0]], "B": [[0.0], [2.0]]},
+    ...                        representation="line", distance="euclidean")
+    >>> tree = profiler.profiles(families="magnitude", n_points=5)
+    >>> longer = profiler.extend(tree, "magnitude", "high", points=2)
+    >>> tree["line/euclidean"]["t"].size, longer["line/euclidean"]["t"].size
+    (5, 7)
+    """
+
+    def __init__(
+        self,
+        sets: Mapping[str, object],
+        *,
+        representation: str | Representation,
+        distance: str,
+        similarities: Mapping[str, object] | None = None,
+        bandwidth: float | None = None,
+        circles_method: str = "auto",
+        richness_tol: float = 0.0,
+        seed: int = 0,
+        device: object = None,
+    ) -> None:
+        self._cond, self._details = _prepare(
+            sets,
+            representation,
+            distance,
+            similarities,
+            bandwidth,
+            circles_method,
+            richness_tol,
+            seed,
+            device,
+        )
+
+    @property
+    def condition(self) -> str:
+        """The tree path of this condition, ``"representation/distance"``."""
+        return f"{self._cond.representation}/{self._cond.distance}"
+
+    def profiles(
+        self,
+        *,
+        families: Sequence[str] | str | None = None,
+        domains: Mapping[str, object] | None = None,
+        n_points: int = 100,
+        n_boot: int = 0,
+        ci: float = 0.95,
+        common_n: int | str | None = None,
+        n_subsamples: int = 10,
+        max_seconds: float | None = 600.0,
+        method: str = "auto",
+        accuracy: float | None = None,
+        time_budget: float | None = None,
+    ) -> xr.DataTree:
+        """Profiles of the prepared sets: the remaining arguments of :func:`profiles`.
+
+        Calling it again (other families, domains, uncertainty) reuses the prepared
+        matrices; each call returns a new tree.
+        """
+        fams, domains, n_points = _check_request(families, domains, n_points)
+        cond = self._cond
+        unc = _check_uncertainty(
+            cond.sets, n_boot, ci, common_n, n_subsamples, cond.seed, max_seconds
+        )
+        return _profile(
+            cond, self._details, fams, domains, n_points, unc, method, accuracy, time_budget
+        )
+
+    @property
+    def condition_state(self) -> Condition:
+        """The prepared condition (sets, matrices) this profiler holds."""
+        return self._cond
+
+    def holds(self, tree: xr.DataTree, condition: str | None = None) -> bool:
+        """Whether ``tree``'s condition node was profiled from this profiler's sets."""
+        path = condition or self.condition
+        if path != self.condition:
+            return False
+        try:
+            ds = tree[path].to_dataset()
+        except KeyError:
+            return False
+        labels = [str(s) for s in ds["set"].values] if "set" in ds.coords else []
+        sizes = [int(n) for n in ds["n_samples"].values] if "n_samples" in ds else []
+        return labels == self._cond.labels and sizes == [item.n for item in self._cond.sets]
+
+    def extend(
+        self, tree: xr.DataTree, family: str, side: str = "high", points: int = 10
+    ) -> xr.DataTree:
+        """A new tree with ``points`` more grid points beyond one end of a family's domain.
+
+        Reuses the prepared matrices (no feature or distance is recomputed). The
+        family gets its values at the new points; every other variable on that axis
+        (bands, replicates) gets NaN there. ``tree`` itself is left unchanged. Only
+        families whose registry entry is ``extendable`` can grow (open log axes:
+        magnitude's scale t, energy's exponent s).
+
+        Parameters
+        ----------
+        tree : xarray.DataTree
+            A tree holding this profiler's condition (from :meth:`profiles`).
+        family : str
+        side : {"high", "low"}
+        points : int, default 10
+        """
+        import xarray as xr
+
+        fam = FAMILIES.get(family)
+        extendable = [name for name, f in FAMILIES.items() if f.extendable]
+        if fam is None or not fam.extendable:
+            raise ValueError(
+                f"The 'family' argument of {FUNC} must be an extendable family "
+                f"({', '.join(map(repr, extendable))}). Got {family!r}."
+            )
+        one_of(side, "side", FUNC, ("low", "high"))
+        points = int(check_int(points, "points", FUNC, low=1))
+        if not isinstance(tree, xr.DataTree) or not self.holds(tree):
+            raise ValueError(
+                f"The 'tree' argument of {FUNC} must hold the condition {self.condition!r} "
+                f"profiled from this profiler's sets; profile them with profiler.profiles()."
+            )
+        ds = tree[self.condition].to_dataset()
+        if family not in ds:
+            raise ValueError(
+                f"The tree passed to {FUNC} has no {family!r} profiles; compute them with "
+                f"profiler.profiles(families=[..., {family!r}])."
+            )
+        grid = ds[fam.parameter].values
+        step = grid[-1] / grid[-2] if side == "high" else grid[1] / grid[0]
+        k = np.arange(1, points + 1)
+        new = grid[-1] * step**k if side == "high" else np.sort(grid[0] / step**k)
+        cond = self._cond
+        results = [fam.evaluate(cond, item, new) for item in cond.sets]
+        # Every variable on this axis (bands, replicates) gets NaN at the new points; the
+        # family itself and its large-n bounds get their values there, so the verdicts
+        # never read an unbounded point as exact.
+        grown = ds.reindex({fam.parameter: np.union1d(grid, new)})
+        at = np.searchsorted(grown[fam.parameter].values, new)
+        for var in results[0]:
+            if var not in ds or ds[var].dims != ds[family].dims:
+                continue
+            filled = grown[var].values.copy()
+            filled[:, at] = np.stack([np.asarray(r[var][0]) for r in results])
+            grown[var] = (ds[var].dims, filled, ds[var].attrs)
+        grown[fam.parameter].attrs = ds[fam.parameter].attrs | {
+            "domain": ds[fam.parameter].attrs.get("domain", "") + f"; extended {side}"
+        }
+        out = tree.copy(deep=False)
+        # dp.explain's and convergence's nodes stay, their grids reindexed like the profile's.
+        out[self.condition] = with_children(tree[self.condition], grown, str(fam.parameter))
+        return out

@@ -1,0 +1,402 @@
+"""The registry of diversity families known to :func:`profiles`.
+
+Each entry is the single source of truth for a family: which parameter it sweeps
+and how that is written (symbol, axis title), the parameter's bounds and scale,
+how its default domain follows the data, whether it is resampled, extendable,
+integer-valued, which band it carries (bootstrap, or certified bounds), and how
+to evaluate it on a grid from a prepared set. Every other module (profiles,
+resampling, the explorer and its JavaScript, plots, summaries, reports) reads
+these facts instead of branching on family names. The numerics live in the
+family modules; this file only adapts. Adding a family is one entry here plus its
+own module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _large as large
+from ._condition import Condition, PreparedSet
+from ..families._similarity_diversity import profile_values as _lc_values
+
+#: Variables a family returns: name -> (values, extra attributes).
+Result = dict[str, tuple[np.ndarray, dict]]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    parameter: str | None  # dimension name of the sweep; None for scale-free families
+    axis: str  # "log", "linear" or "none": how the parameter is read and compared
+    long_name: str
+    domain: Callable[[Condition, int], tuple[np.ndarray, str]] | None
+    evaluate: Callable[[Condition, PreparedSet, np.ndarray], Result]
+    step: bool = False  # an integer step function of its parameter (compared without interpolation)
+    #: Practical-significance margin of the verdict rule (verdict.py, step 5): a fraction
+    #: of the smaller set's size for counts ("n"), of the larger value otherwise.
+    margin_unit: str = "relative"
+    margin: float = 0.01
+    symbol: str = ""  # how the parameter is written in text ("q", "τ")
+    axis_title: str = ""  # the parameter axis of a chart ("order q")
+    #: Bounds of a user's parameter values: always >= 0; 0 excluded when low_open, ∞
+    #: accepted when allow_inf.
+    low_open: bool = False
+    allow_inf: bool = False
+    #: More grid points can be computed beyond either end (an open log axis; not when
+    #: the grid ends at ∞).
+    extendable: bool = False
+    #: Variables holding certified (lower, upper) bounds, drawn as the band when no
+    #: bootstrap band exists; None when the family's value is exact.
+    bounds: tuple[str, str] | None = None
+    bootstrapped: bool = True  # replicates (bands, common_n means) are computed for it
+    uses_kernel: bool = False  # reads the condition's similarity: kernel/bandwidth recorded
+    #: Replicates slice each set's distance matrix (formed once before resampling).
+    slices_distances: bool = False
+    #: Landmark parameter values shown by the text demo; quartiles of the grid if empty.
+    landmarks: tuple[float, ...] = ()
+    default: bool = True  # computed when profiles() is called without families=
+    integer: bool = False  # integer-valued (counts), shown without decimals
+    #: Large-n planning (planning.py). The largest n that method="auto" keeps exact,
+    #: measured at d = 768 on 2 shared cores (benchmarks/large_n.py); None: the family has
+    #: no large-n method and always runs exact.
+    auto_exact_max_n: int | None = None
+    #: n × n float64 matrices the exact method holds at its peak besides the distance
+    #: matrix (kernel, eigen workspace, ...); None: it needs no n × n matrix at all.
+    exact_copies: float | None = 1.0
+    #: With cosine similarity of embeddings it works on the d × d dual form (no matrix).
+    dual_kernel: bool = False
+    #: The exact method streams the pairs unless a distance matrix is formed anyway.
+    streams_exact: bool = False
+    #: Bytes per pair its ``<name>_large`` solver holds when that fits in memory (else it
+    #: recomputes); 0: only block buffers and per-point arrays. A tuple lists its memory
+    #: modes, largest first: it holds the first that fits.
+    large_solver_bytes: float | tuple[float, ...] = 0.0
+    #: When that does not fit: True, it keeps what fits (up to its memory limit); False,
+    #: it recomputes tiles and holds no n × n data at all.
+    large_solver_fills_limit: bool = False
+    #: Distances on which its large-n method is tight (an iterative ``<name>_large``
+    #: module applies); on the others only the streamed passes' wide bounds exist, so
+    #: method="auto" keeps the exact method while it fits in memory. None: every distance.
+    large_distances: tuple[str, ...] | None = None
+
+    def display(self) -> dict:
+        """The facts a view needs (sent to the browser so js/ holds no family names)."""
+        return {
+            "name": self.name,
+            "parameter": self.parameter,
+            "axis": self.axis,
+            "step": self.step,
+            "integer": self.integer,
+            "long_name": self.long_name,
+            "symbol": self.symbol or (self.parameter or ""),
+            "axis_title": self.axis_title or (self.parameter or ""),
+            "extendable": self.extendable,
+            "margin_unit": self.margin_unit,
+            "margin": self.margin,
+        }
+
+
+# --- Vendi -----------------------------------------------------------------
+
+
+def _q_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    """[0, inf]: 0, 1, 2 and inf, plus a log grid dense on 0.1–10 (80% of the points)."""
+    m = n_points - 2  # finite, positive orders
+    inner = round(0.8 * m)
+    outer = m - inner
+    grid = np.concatenate(
+        [
+            np.logspace(-2, -1, outer // 2, endpoint=False),
+            np.logspace(-1, 1, inner),
+            np.logspace(1, 2, outer - outer // 2 + 1)[1:],
+        ]
+    )
+    for exact in (1.0, 2.0):  # snap the nearest point so q = 1 and q = 2 are on the grid
+        grid[np.argmin(np.abs(np.log(grid / exact)))] = exact
+    return (
+        np.concatenate([[0.0], grid, [np.inf]]),
+        "0, inf and a log grid on [0.01, 100] with 80% of it on [0.1, 10], including 1 and 2",
+    )
+
+
+def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
+    if cond.large("vendi") and cond.kernel != "cosine similarity":
+        return large.vendi(cond, item, qs)
+    from ..families._vendi import clean_spectrum, dual_kernel_spectrum, spectrum_of_kernel, vendi_from_spectrum
+
+    p = None if item.weights is None else item.weights / item.weights.sum()
+    n, d = item.embeddings.shape if item.embeddings is not None else (item.n, item.n)
+    engine_input = item.distributed or item.device is not None
+    if cond.kernel == "cosine similarity" and engine_input and p is None and d < n:
+        # the d × d covariance as a dask tree sum, or on the torch device
+        raw = large._engine(item).dual_spectrum(large.shipped(item))
+        size = max(n, d)
+    elif cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
+        assert item.embeddings is not None  # this kernel is only chosen for embeddings
+        raw = dual_kernel_spectrum(item.embeddings, p, normalize=False)
+        size = max(item.embeddings.shape)
+    else:
+        raw = spectrum_of_kernel(cond.similarity(item), p)
+        size = item.n
+    try:
+        lam = clean_spectrum(raw, f"profiles (vendi, set {item.label!r})", size)
+    except ValueError as exc:
+        if cond.distance != "precomputed" or cond.kernel != "gaussian":
+            raise
+        raise ValueError(
+            f"{exc} The Gaussian kernel of a precomputed distance is positive semidefinite only "
+            f"when the distance is Euclidean; pass similarities={{label: K, ...}} with a PSD "
+            f"kernel for Vendi, or leave 'vendi' out of families."
+        ) from None
+    return {"vendi": (vendi_from_spectrum(lam, qs), {})}
+
+
+# --- Magnitude -------------------------------------------------------------
+
+
+def _t_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    from ..families._magnitude import magnitude_scale_range
+
+    if cond.large("magnitude"):
+        return _t_domain_large(cond, n_points)
+    ranges = [magnitude_scale_range(item.D) for item in cond.sets]
+    lo = min(r[0] for r in ranges)
+    hi = max(r[1] for r in ranges)
+    return _log_grid(
+        lo,
+        hi,
+        n_points,
+        "log grid from where every set's magnitude is within 1% of 1 (normalised) to where "
+        "every set reaches 95% of its number of distinct points",
+    )
+
+
+def _log_grid(lo: float, hi: float, n_points: int, how: str) -> tuple[np.ndarray, str]:
+    """``n_points`` log-spaced scales from ``lo`` to ``hi`` (two decades when they meet)."""
+    if not hi > lo:
+        hi = lo * 100.0
+    return np.geomspace(lo, hi, n_points), how
+
+
+def _t_domain_large(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    """Where the certified lower bound n²/1ᵀZ_t1 (normalised) reaches 1% and 95%."""
+    lo, hi = np.inf, 0.0
+    for item in cond.sets:
+        h, n = large.histogram(item), item.n
+        ts = np.geomspace(1e-6, 1e6, 481) / max(h.mean_distance(), 1e-300)
+        norm = (large.magnitude_lower_bound(h, n, ts) - 1.0) / max(n - 1, 1)
+        lo = min(lo, float(ts[min(int(np.searchsorted(norm, 0.01)), ts.size - 1)]))
+        hi = max(hi, float(ts[min(int(np.searchsorted(norm, 0.95)), ts.size - 1)]))
+    return _log_grid(
+        lo,
+        hi,
+        n_points,
+        "log grid from where every set's certified lower bound n^2 / 1'Z_t 1 on the "
+        "magnitude is 1% of the way from 1 to n, to where it reaches 95%",
+    )
+
+
+def _magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> Result:
+    from ..families._magnitude import magnitude_values
+
+    if cond.large("magnitude"):
+        return large.magnitude(cond, item, ts)
+    return {"magnitude": (magnitude_values(item.D, ts), {})}
+
+
+# --- Circles ---------------------------------------------------------------
+
+
+def _tau_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    if cond.large("circles"):
+        taus = large.pooled_histogram(cond).quantile(np.linspace(0.0, 1.0, n_points - 1))
+        return (
+            np.unique(np.concatenate([[0.0], taus])),
+            "0 and quantiles 0..1 of the pooled within-set pairwise distances (from the "
+            "log-distance histogram, within a factor 1.0007)",
+        )
+    pooled = np.concatenate([item.D[np.triu_indices(item.n, k=1)] for item in cond.sets])
+    taus = np.quantile(pooled, np.linspace(0.0, 1.0, n_points - 1))
+    return (
+        np.unique(np.concatenate([[0.0], taus])),
+        "0 and quantiles 0..1 of the pooled within-set pairwise distances",
+    )
+
+
+def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
+    from ..families._circles import circles_sweep
+
+    if cond.large("circles"):
+        return large.circles(cond, item, taus)
+    lower, upper, exact = circles_sweep(
+        item.D,
+        taus,
+        method=cond.circles_method,
+        seed=cond.seed,
+        remedy="The upper bounds are the tree's circles_upper; pass circles_method='exact' "
+        "to profiles to search without a time limit.",
+    )
+    note = {"exact": int(exact)}
+    return {"circles": (lower, note), "circles_upper": (upper, note)}
+
+
+# --- Energy ----------------------------------------------------------------
+
+
+def _s_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+    from ..families._energy import energy_scale_range
+
+    hist = large.histogram if cond.large("energy") else (lambda item: item.histogram)
+    lo, hi = energy_scale_range([hist(item) for item in cond.sets])
+    return (
+        np.geomspace(lo, hi, n_points),
+        "log grid from 0.1 / sd(log d) to where d^-s weight sits on 1% of the pairs",
+    )
+
+
+def _energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> Result:
+    from ..families._energy import energy_from_histogram
+
+    if cond.large("energy"):
+        return large.energy(cond, item, ss)
+    where = f"energy profile of set {item.label!r}"
+    return {"energy": (energy_from_histogram(item.histogram, ss, where), {})}
+
+
+# --- Scale-free ------------------------------------------------------------
+
+
+def _average_distance(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
+    if item.distance == "cosine" and item._D is None:
+        assert item.embeddings is not None  # "cosine" sets are embeddings ("precomputed" are not)
+        # Exact in O(n d) for unit rows: sum_{i != j} m_i m_j cos_ij = |sum_i m_i x_i|^2 - sum m_i^2
+        # (m_i = 1 without resampling; pairs of copies of one sample are not pairs).
+        m = np.ones(item.n) if item.weights is None else item.weights
+        total = m @ item.embeddings
+        pairs = m.sum() ** 2 - np.sum(m**2)
+        mean_cos = (float(total @ total) - np.sum(m**2)) / pairs
+        return {"average_distance": (np.asarray(1.0 - mean_cos), {})}
+    if cond.large("average_distance"):
+        return large.average_distance(cond, item)
+    return {"average_distance": (np.asarray(item.histogram.mean_distance()), {})}
+
+
+def _richness(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
+    return {"richness": (np.asarray(item.richness), {"tolerance": item.richness_tol})}
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "vendi",
+            "q",
+            "log",
+            "Vendi score",
+            _q_domain,
+            _vendi,
+            symbol="q",
+            axis_title="order q",
+            allow_inf=True,
+            uses_kernel=True,
+            landmarks=(0.0, 1.0, 2.0, np.inf),
+            auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
+            exact_copies=2,
+            dual_kernel=True,
+            large_solver_bytes=4.0,  # vendi_large holds K in float32 when it fits
+            large_distances=("euclidean",),  # vendi_large: the Gaussian kernel
+        ),
+        Family(  # Leinster–Cobbold: its module is similarity_diversity.py
+            "similarity_diversity",
+            "order",  # its own dimension, so it keeps its own grid and domains= entry
+            "log",
+            "similarity-sensitive diversity (Leinster–Cobbold)",
+            _q_domain,  # the same orders as Vendi's
+            _lc_values,
+            symbol="q",
+            axis_title="order q",
+            allow_inf=True,
+            uses_kernel=True,
+            landmarks=(0.0, 1.0, 2.0, np.inf),
+            default=False,  # opt in with families=[..., "similarity_diversity"]
+            exact_copies=2,  # Z and Z clipped (no large-n method: exact at any n)
+        ),
+        Family(
+            "magnitude",
+            "t",
+            "log",
+            "magnitude",
+            _t_domain,
+            _magnitude,
+            symbol="t",
+            axis_title="scale t",
+            low_open=True,
+            extendable=True,
+            auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
+            exact_copies=2.5,  # Z_t in float64 and float32
+            # magnitude_large holds the float64 distances and Z_t in float32 when both fit,
+            # else Z_t alone, else nothing (it recomputes tiles)
+            large_solver_bytes=(12.0, 4.0),
+            large_distances=("euclidean", "cosine"),
+        ),
+        Family(
+            "circles",
+            "tau",
+            "linear",
+            "number of circles",
+            _tau_domain,
+            _circles,
+            step=True,
+            integer=True,
+            margin_unit="n",
+            symbol="τ",
+            axis_title="threshold τ",
+            bounds=("circles", "circles_upper"),
+            auto_exact_max_n=4000,  # O(n²) per threshold in Python loops
+            exact_copies=2,  # adjacency, linkage and DSATUR
+            large_solver_bytes=8.0,  # circles_large: 16 bytes per pair within the top τ
+            large_solver_fills_limit=True,  # pairs up to the limit; looser above it
+            large_distances=("euclidean", "cosine"),  # circles_large
+        ),
+        Family(
+            "energy",
+            "s",
+            "log",
+            "energy",
+            _s_domain,
+            _energy,
+            symbol="s",
+            axis_title="exponent s",
+            low_open=True,
+            extendable=True,
+            slices_distances=True,
+            auto_exact_max_n=4000,  # streams either way; above it, certified bounds
+            streams_exact=True,
+        ),
+        Family(
+            "average_distance",
+            None,
+            "none",
+            "average pairwise distance",
+            None,
+            _average_distance,
+            auto_exact_max_n=4000,
+            streams_exact=True,
+        ),
+        Family(
+            "richness",
+            None,
+            "none",
+            "richness (distinct items)",
+            None,
+            _richness,
+            integer=True,
+            margin_unit="n",
+            auto_exact_max_n=10**12,  # O(n log n) on embeddings: always exact
+            exact_copies=None,
+        ),
+    )
+}
