@@ -1,5 +1,6 @@
 """The profile layer: trees, conditions, domains, round trips and bad input."""
 
+import json
 import subprocess
 import sys
 
@@ -320,3 +321,72 @@ def test_a_profiler_gives_the_tree_profiles_gives_and_holds_no_hidden_state():
     xrt.assert_identical(kept, again)
     # Nothing module-level remembers conditions any more.
     assert not hasattr(profiles_module, "_RECENT") and not hasattr(profiles_module, "recall")
+
+
+def _magnitude_direct(X: np.ndarray, t: float) -> float:
+    """Σ Z_t⁻¹ 1 by a dense solve: the reference, independent of the package."""
+    from scipy.spatial.distance import cdist
+
+    return float(np.linalg.solve(np.exp(-t * cdist(X, X)), np.ones(len(X))).sum())
+
+
+def test_extend_recomputes_with_the_trees_own_plan_not_the_latest_calls():
+    """Issue 20's reproduction: a later call with other methods must not change how an
+    earlier tree is extended (the plan is the tree's, recorded in its node)."""
+    import json
+
+    rng = np.random.default_rng(20)
+    A, B = rng.normal(size=(400, 8)), rng.normal(size=(400, 8))
+    profiler = dp.Profiler({"A": A, "B": B}, representation="r", distance="euclidean")
+    t1 = profiler.profiles(families=["magnitude"], n_points=10, method="exact")
+    before = t1["r/euclidean"].to_dataset().copy(deep=True)
+    later = profiler.profiles(families=["magnitude"], n_points=10, method="large", time_budget=0.01)
+    assert json.loads(later["r/euclidean"].attrs["plan"])["routes"] == {"magnitude": "large"}
+    extended = profiler.extend(t1, "magnitude", "high", points=3)
+    ds = extended["r/euclidean"].to_dataset()
+    assert json.loads(ds.attrs["plan"])["routes"] == {"magnitude": "exact"}
+    assert "magnitude_lower" not in ds and "method" not in ds["magnitude"].attrs
+    for t in ds["t"].values[-3:]:
+        for label, X in (("A", A), ("B", B)):
+            got = ds["magnitude"].sel(set=label, t=t).item()
+            assert got == pytest.approx(_magnitude_direct(X, float(t)), rel=1e-9)
+    xr.testing.assert_identical(t1["r/euclidean"].to_dataset(), before)  # t1 untouched
+
+
+def test_a_tree_without_a_recorded_plan_extends_with_the_methods_it_names():
+    """Trees written before plans were recorded: the ``methods`` attribute says the routes."""
+    rng = np.random.default_rng(21)
+    sets = {"A": rng.normal(size=(60, 3)), "B": rng.normal(size=(50, 3))}
+    profiler = dp.Profiler(sets, representation="r", distance="euclidean")
+    tree = profiler.profiles(families="magnitude", n_points=6, method="exact")
+    del tree["r/euclidean"].attrs["plan"]
+    ds = profiler.extend(tree, "magnitude", "low", points=2)["r/euclidean"].to_dataset()
+    for t in ds["t"].values[:2]:
+        got = ds["magnitude"].sel(set="A", t=t).item()
+        assert got == pytest.approx(_magnitude_direct(sets["A"], float(t)), rel=1e-9)
+
+
+def test_concurrent_calls_on_one_profiler_keep_their_own_plans():
+    """Two threads on one Profiler, one exact and one large-n: each tree holds its own
+    methods and values (the prepared sets are shared, the plans are not)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(22)
+    sets = {"A": rng.normal(size=(300, 4)), "B": rng.normal(size=(300, 4))}
+    profiler = dp.Profiler(sets, representation="r", distance="euclidean")
+    kw = dict(families=["magnitude", "energy"], n_points=6)
+    exact = profiler.profiles(method="exact", **kw)["r/euclidean"].to_dataset()
+    with ThreadPoolExecutor(2) as pool:
+        runs = [
+            pool.submit(profiler.profiles, method=m, **kw) for m in ("exact", "large") * 3
+        ]
+        trees = [r.result()["r/euclidean"].to_dataset() for r in runs]
+    for method, ds in zip(("exact", "large") * 3, trees, strict=True):
+        routes = json.loads(ds.attrs["plan"])["routes"]
+        assert set(routes.values()) == {method}
+        if method == "exact":
+            # The same plan and grids; BLAS threads beside another call may reorder sums.
+            np.testing.assert_allclose(ds["magnitude"].values, exact["magnitude"].values, rtol=1e-12)
+            np.testing.assert_array_equal(ds["t"].values, exact["t"].values)
+        else:
+            assert "magnitude_lower" in ds and ds["magnitude"].attrs["method"] != "exact"

@@ -32,7 +32,8 @@ from .explanation._explain import explain
 from .pipeline._registry import FAMILIES
 from .families._magnitude import magnitude
 from .pipeline._profiler import Profiler
-from .pipeline._profiles import merge, profiles
+from .explanation._one_call import profiles
+from .pipeline._profiles import merge
 from .core._representation import Representation
 from .families._scalefree import average_distance, richness
 from .families._similarity_diversity import similarity_diversity

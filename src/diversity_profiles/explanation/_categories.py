@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..pipeline._condition import Condition
+from ..pipeline._plan import Plan
+from ..pipeline._profiles import node_bandwidth
 from ..pipeline._registry import FAMILIES
 
 if TYPE_CHECKING:
@@ -32,7 +34,9 @@ def clean_labels(labels) -> np.ndarray:
     return np.array(out, dtype=str)
 
 
-def _similarity_for_partition(cond: Condition, item, bandwidth) -> tuple[np.ndarray, str]:
+def _similarity_for_partition(
+    cond: Condition, item, bandwidth, ds_bandwidth: float | None
+) -> tuple[np.ndarray, str]:
     """Vendi's similarity (entries clipped to [0, 1]), or a Gaussian of a chosen bandwidth."""
     if bandwidth is not None:
         from ..engines._distances import gaussian_kernel
@@ -42,7 +46,7 @@ def _similarity_for_partition(cond: Condition, item, bandwidth) -> tuple[np.ndar
         K = item.embeddings @ item.embeddings.T
         np.fill_diagonal(K, 1.0)
         return np.clip(K, 0.0, 1.0), "cosine similarity, negative values set to 0"
-    return np.clip(cond.similarity(item), 0.0, 1.0), cond.kernel
+    return np.clip(cond.similarity(item, ds_bandwidth), 0.0, 1.0), cond.kernel
 
 
 def category_node(
@@ -56,6 +60,8 @@ def category_node(
     names, groups = np.unique(clean_labels(labels), return_inverse=True)
     groups = groups.ravel()
     data: dict = {"category_size": ("category", np.bincount(groups))}
+    # Categories are small: every family exactly, with the profile's kernel bandwidth.
+    kernel_bandwidth = node_bandwidth(cond, ds.attrs)
     for name in str(ds.attrs.get("families", "")).split(", "):
         fam = FAMILIES[name]
         grid = np.empty(0) if fam.parameter is None else ds[fam.parameter].values
@@ -65,7 +71,8 @@ def category_node(
             idx = np.flatnonzero(groups == g)
             if len(idx) < 2:
                 continue
-            for var, (vals, extra) in fam.evaluate(cond, item.subset(idx), grid).items():
+            plan = Plan(grids={name: grid}, bandwidth=kernel_bandwidth)
+            for var, (vals, extra) in fam.evaluate(cond, plan, item.subset(idx), grid).items():
                 rows.setdefault(var, {})[g] = np.asarray(vals, dtype=np.float64)
                 for key, val in extra.items():  # e.g. Circles is exact only if every category is
                     notes[key] = min(notes.get(key, val), val)
@@ -76,7 +83,7 @@ def category_node(
                 out[g] = v
             dims = ("category",) if fam.parameter is None else ("category", fam.parameter)
             data[var] = (dims, out, notes)
-    Z, how = _similarity_for_partition(cond, item, bandwidth)
+    Z, how = _similarity_for_partition(cond, item, bandwidth, kernel_bandwidth)
     parts = partition._partition(Z, groups, orders)
     for key, value in parts.items():
         dims = ("order",) if key.startswith("meta_") else ("order", "category")

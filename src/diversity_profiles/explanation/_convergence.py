@@ -12,7 +12,7 @@ subsample would dominate); this is recorded in the ``circles`` attributes.
 
 from __future__ import annotations
 
-import copy
+from dataclasses import replace
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -21,7 +21,8 @@ import numpy as np
 
 from ..core._progress import progress
 from ..pipeline._condition import Condition, prepare_sets
-from ..pipeline._profiles import condition_grids, resolve_families
+from ..pipeline._plan import Plan
+from ..pipeline._profiles import condition_grids, plan_bandwidth, resolve_families
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -59,7 +60,9 @@ def _from_tree(tree, condition, sets, families):
             f"does not hold (it holds {stored}); leave them out or profile them first."
         )
     grids = {f.name: ds[f.parameter].values if f.parameter else np.empty(0) for f in fams}
-    return cond, fams, grids
+    # Subsamples are small: every family exactly, with the profile's bandwidth.
+    bandwidth = ds.attrs.get("bandwidth")
+    return cond, fams, Plan(grids=grids, bandwidth=None if bandwidth is None else float(bandwidth))
 
 
 def convergence(
@@ -121,7 +124,7 @@ def convergence(
     if not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"The 'repeats' argument of {FUNC} must be an int >= 1. Got {repeats!r}.")
     if like is not None:
-        cond, fams, grid_only = _from_tree(like, condition, sets, families)
+        cond, fams, plan = _from_tree(like, condition, sets, families)
         prepared = cond.sets
     else:
         if distance is None:
@@ -132,12 +135,14 @@ def convergence(
         fams = resolve_families(families)
         prepared = prepare_sets(sets, distance)
         cond = Condition(representation, distance, prepared, bandwidth, "greedy", seed)
-        grids = condition_grids(cond, fams, dict(domains or {}), int(n_points))
-        grid_only = {name: g for name, (g, _) in grids.items()}
+        plan = Plan()
+        if cond.kernel == "gaussian" and any(f.uses_kernel for f in fams):
+            plan = Plan(bandwidth=plan_bandwidth(cond, {})[0])
+        grids = condition_grids(cond, plan, fams, dict(domains or {}), int(n_points))
+        plan = plan.with_grids({name: g for name, (g, _) in grids.items()})
     # Checked: an int array from here on (the argument may be any sequence of ints).
     sizes = _check_sizes(sizes, max(s.n for s in prepared))  # type: ignore[assignment]
-    fast = copy.copy(cond)
-    fast.circles_method = "greedy"
+    fast = replace(cond, circles_method="greedy")
     results: dict[str, np.ndarray] = {}
     jobs = [(k, r) for k in range(len(prepared)) for r in range(repeats)]
     for k, r in progress(jobs, total=len(jobs), desc="convergence", enabled=show_progress):
@@ -146,7 +151,7 @@ def convergence(
         for j, m in enumerate(sizes):
             if m > item.n:
                 continue
-            values = evaluate_all(fast, item.subset(np.sort(order[:m])), fams, grid_only)
+            values = evaluate_all(fast, plan, item.subset(np.sort(order[:m])), fams)
             for var, v in values.items():
                 if var not in results:
                     results[var] = np.full((len(prepared), len(sizes), repeats, *v.shape), np.nan)
@@ -171,7 +176,7 @@ def convergence(
     }
     for fam in fams:
         if fam.parameter is not None:
-            coords[fam.parameter] = (fam.parameter, grid_only[fam.name], {"family": fam.name})
+            coords[fam.parameter] = (fam.parameter, plan.grids[fam.name], {"family": fam.name})
     attrs = {
         "representation_name": cond.representation,
         "distance": cond.distance,

@@ -26,6 +26,7 @@ labels are untrusted, so nodes are named by position and carry the label as an a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +36,7 @@ from ..core._validation import check_int, check_parameter, one_of
 from ._categories import category_node, clean_labels
 from ..families._circles import AUTO_TIME_LIMIT
 from ..pipeline._condition import Condition, prepare_sets
+from ..pipeline._profiles import node_bandwidth
 from ._distribution import distances_node
 
 if TYPE_CHECKING:
@@ -158,7 +160,7 @@ def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
         if cond.kernel == "cosine similarity":
             modes, contrib = _w._modes(None, item.embeddings, n_modes)
         else:
-            modes, contrib = _w._modes(cond.similarity(item), None, n_modes)
+            modes, contrib = _w._modes(cond.similarity(item, node_bandwidth(cond, ds.attrs)), None, n_modes)
         top = np.argsort(-np.abs(modes.loadings), axis=1, kind="stable")[:, :n_top]
         data.update(
             vendi_share=("mode", modes.share, {"long_name": "eigenvalue of K/n (share of 1)"}),
@@ -291,13 +293,42 @@ def explain(
     ...     [[0, 1, 2.5], [1, 0, 1.5], [2.5, 1.5, 0]], 1.0), 6)
     True
     """
+    _check_options(t, tau, partition_bandwidth, n_modes, n_top, bins, circles_method)
+    path, ds = _condition_node(tree, condition)
+    cond = _rebuild(ds, sets, similarities)
+    return explain_condition(
+        tree, cond, condition=path, t=t, tau=tau, n_modes=n_modes, n_top=n_top,
+        samples=samples, sample_kind=sample_kind, categories=categories, orders=orders,
+        partition_bandwidth=partition_bandwidth, bins=bins, circles_method=circles_method,
+    )  # fmt: skip
+
+
+def explain_condition(
+    tree,
+    cond: Condition,
+    *,
+    condition: str | None = None,
+    t: float | None = None,
+    tau: float | None = None,
+    n_modes: int = 5,
+    n_top: int = 5,
+    samples: Mapping[str, object] | None = None,
+    sample_kind: str = "auto",
+    categories: Mapping[str, object] | None = None,
+    orders=(0.0, 0.5, 1.0, 2.0, np.inf),
+    partition_bandwidth: float | None = None,
+    bins: int = 64,
+    circles_method: str = "auto",
+) -> xr.DataTree:
+    """:func:`explain` on a condition already prepared from the tree's sets (as a
+    :class:`~diversity_profiles.pipeline.Profiler` holds it): nothing is prepared again.
+    Options as in :func:`explain`, checked there or here."""
     import xarray as xr
 
     from ._samples import display_payload
 
     _check_options(t, tau, partition_bandwidth, n_modes, n_top, bins, circles_method)
     path, ds = _condition_node(tree, condition)
-    cond = _rebuild(ds, sets, similarities)
     for name, given in (("samples", samples), ("categories", categories)):
         _check_per_set(given, name, cond.labels)
     pooled = _pooled(cond)
@@ -330,9 +361,9 @@ def explain(
                     f"({item.n}). Got shape {labels.shape}."
                 )
             node["category"] = ("sample", clean_labels(labels))
-            cond.circles_method = "exact" if circles_method == "exact" else "greedy"
+            per_category = replace(cond, circles_method="exact" if circles_method == "exact" else "greedy")
             nodes[f"{path}/categories/set_{k}"] = category_node(
-                cond, ds, item, labels, np.asarray(orders, dtype=float), partition_bandwidth
+                per_category, ds, item, labels, np.asarray(orders, dtype=float), partition_bandwidth
             )
         nodes[f"{path}/samples/set_{k}"] = node
     nodes[f"{path}/distances"] = distances_node(cond, ds, int(bins))

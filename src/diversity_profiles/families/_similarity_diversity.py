@@ -8,15 +8,12 @@ order; the order only changes how the vector ``(Z p)_i`` is averaged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core._validation import MATRIX_RTOL, check_parameter, check_similarity_matrix, check_weights
 
-if TYPE_CHECKING:
-    from ..pipeline._condition import Condition, PreparedSet
 
 #: Orders this close to 1 use log1p/expm1 (the generic formula divides two vanishing terms).
 _NEAR_ONE = 0.5
@@ -167,7 +164,7 @@ def similarity_diversity(
 # --- As a family of :func:`diversity_profiles.pipeline._profiles` (its registry entry: families.py) ---
 
 #: How the condition's similarity becomes a Leinster–Cobbold Z (entries in [0, 1]).
-_Z_OF_KERNEL = {
+Z_OF_KERNEL = {
     "cosine similarity": "max(cosine similarity, 0)",
     "Tanimoto similarity": "Tanimoto similarity",
     "gaussian": "Gaussian kernel exp(-d^2 / (2 h^2)) of the distance",
@@ -175,29 +172,19 @@ _Z_OF_KERNEL = {
 }
 
 
-def profile_values(
-    cond: Condition, item: PreparedSet, qs: np.ndarray
-) -> dict[str, tuple[np.ndarray, dict]]:
-    """The family's values on the order grid ``qs`` for one prepared set of ``cond``.
+def similarity_diversity_values(
+    Z: np.ndarray, p: np.ndarray | None, qs: np.ndarray, where: str
+) -> np.ndarray:
+    """The family's values on the order grid ``qs`` for a checked similarity ``Z``.
 
-    Z is the condition's similarity (the one Vendi uses; its kernel and bandwidth are
-    recorded on the node because the registry entry says ``uses_kernel``), with
-    negative cosine similarities counted as 0; p is uniform, or the replicate's
-    multiplicities when resampled.
+    Entries above 1 are refused (naming ``where``, the matrix's origin); negative ones
+    count as no similarity (Leinster–Cobbold need 0 <= Z <= 1).
     """
-    if cond.kernel == "cosine similarity":  # cos = 1 - cosine distance; exactly 1 for twins
-        Z = 1.0 - item.D
-    else:  # Tanimoto (1 - D), a Gaussian kernel of D, or the given similarity
-        Z = cond.similarity(item)
     if float(Z.max()) > 1.0 + MATRIX_RTOL:
         i, j = np.unravel_index(int(np.argmax(Z)), Z.shape)
         raise ValueError(
-            f"similarities[{item.label!r}] passed to profiles has entry ({i}, {j}) = "
+            f"{where} passed to profiles has entry ({i}, {j}) = "
             f"{float(Z[i, j])!r} > 1; the similarity_diversity family needs similarities in "
             f"[0, 1]. Rescale the matrix, or leave 'similarity_diversity' out of families."
         )
-    # Leinster–Cobbold need 0 <= Z <= 1; a signed similarity (cosine) counts negative as none.
-    Z = np.clip(Z, 0.0, 1.0)
-    p = None if item.weights is None else item.weights / item.weights.sum()
-    notes = {"similarity": _Z_OF_KERNEL[cond.kernel]}
-    return {"similarity_diversity": (_diversity_of_order(Z, p, qs), notes)}
+    return _diversity_of_order(np.clip(Z, 0.0, 1.0), p, qs)

@@ -394,7 +394,7 @@ def profiles(
     >>> tree["pixels-4x4/cosine"]["richness"].values.tolist()
     [2, 1]
     """
-    from ..pipeline._profiles import profiles as _profiles
+    from ..explanation._one_call import profiles as _profiles
 
     func = "images.profiles"
     batch_size = check_int(batch_size, "batch_size", func)

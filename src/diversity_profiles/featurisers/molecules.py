@@ -456,7 +456,7 @@ def profiles(
     if on_invalid == "drop":
         details["invalid_smiles_dropped"] = ", ".join(f"{k}: {v}" for k, v in dropped.items())
         details["n_invalid_smiles_dropped"] = sum(dropped.values())
-    from ..pipeline._profiles import profiles as _profiles
+    from ..explanation._one_call import profiles as _profiles
 
     rep = Representation(f"morgan-r{radius}-{n_bits}", details)
     return _profiles(bits, representation=rep, distance="tanimoto", **kwargs)

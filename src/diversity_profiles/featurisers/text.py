@@ -411,7 +411,7 @@ def profiles(
     >>> tree["ngram-1234/precomputed"]["vendi"].values.round(4).tolist()
     [[1.0], [2.0]]
     """
-    from ..pipeline._profiles import profiles as _profiles
+    from ..explanation._one_call import profiles as _profiles
 
     func = "text.profiles"
     texts = _check_sets(sets, func)

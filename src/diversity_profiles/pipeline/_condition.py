@@ -8,8 +8,7 @@ and every set of a condition is measured with the same kernel and bandwidth.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -24,7 +23,6 @@ from ..engines._distances import (
     distance_matrix,
     gaussian_kernel,
     iter_distance_blocks,
-    median_bandwidth,
     prepare_embeddings,
 )
 from ..engines._histogram import LogDistanceHistogram
@@ -33,9 +31,15 @@ from ..families._scalefree import group_duplicate_rows
 FUNC = "profiles"
 
 
-@dataclass
+@dataclass(frozen=True)
 class PreparedSet:
-    """One labelled sample set, validated, with lazily computed summaries."""
+    """One labelled sample set, validated; derived data computed once, on first use.
+
+    Immutable: what the set *is* never changes after :func:`prepare_sets`. The matrices
+    and passes derived from it (distances, histograms, the large-n passes) are kept in
+    :meth:`derived`, keyed by everything they depend on, so a later call with other
+    options can never read a value computed for different ones.
+    """
 
     label: str
     distance: str
@@ -45,11 +49,32 @@ class PreparedSet:
     richness_tol: float = 0.0
     #: Multiplicity of each sample (a bootstrap resample); None means once each.
     weights: np.ndarray | None = None
-    #: Given as a dask collection: the streamed passes run as dask graphs (see dask_engine).
+    #: Given as a dask collection: the streamed passes run as dask graphs (see engines).
     distributed: bool = False
-    #: A torch device ("cuda:0", "cpu"): the streamed passes run there (see torch_engine).
+    #: A torch device ("cuda:0", "cpu"): the streamed passes run there (see engines).
     device: str | None = None
-    _D: np.ndarray | None = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __setstate__(self, state: dict) -> None:
+        # Pickles of version 0.1 held the distance matrix as ``_D`` and the large-n passes
+        # in ``_large_cache``; the passes are recomputed on demand.
+        state = dict(state)
+        cache = state.setdefault("_cache", {})
+        D = state.pop("_D", None)
+        if D is not None:
+            cache["D"] = D
+        state.pop("_large_cache", None)
+        for key in ("histogram", "richness"):  # cached properties of 0.1
+            state.pop(key, None)
+        self.__dict__.update(state)
+
+    def derived(self, key: tuple, make):
+        """``make()``, computed once per ``key`` for this set and kept with it."""
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = make()
+            return value
 
     @property
     def n(self) -> int:
@@ -58,16 +83,22 @@ class PreparedSet:
         return int(src.shape[0])
 
     @property
+    def has_distance_matrix(self) -> bool:
+        """Whether the n × n distances exist already (given, or formed by a family)."""
+        return self.given_distances is not None or "D" in self._cache
+
+    @property
     def D(self) -> np.ndarray:
         """The full distance matrix (formed on first use, after a memory check)."""
-        if self._D is None:
-            if self.given_distances is not None:
-                self._D = self.given_distances
-            else:
-                check_pairwise_memory(self.n, FUNC, what=f"distances of set {self.label!r}")
-                assert self.embeddings is not None  # no given distances: embeddings are
-                self._D = distance_matrix(self.embeddings, self.distance)
-        return self._D
+        if self.given_distances is not None:
+            return self.given_distances
+
+        def form() -> np.ndarray:
+            check_pairwise_memory(self.n, FUNC, what=f"distances of set {self.label!r}")
+            assert self.embeddings is not None  # no given distances: embeddings are
+            return distance_matrix(self.embeddings, self.distance)
+
+        return self.derived("D", form)
 
     def subset(self, indices: np.ndarray, counts: np.ndarray | None = None) -> PreparedSet:
         """The samples at ``indices`` (distinct), each counted ``counts[i]`` times.
@@ -75,6 +106,7 @@ class PreparedSet:
         Reuses the matrices already computed: resampling never recomputes features.
         """
         ix = np.ix_(indices, indices)
+        cache = {"D": self._cache["D"][ix]} if "D" in self._cache else {}
         return PreparedSet(
             label=self.label,
             distance=self.distance,
@@ -84,7 +116,7 @@ class PreparedSet:
             richness_tol=self.richness_tol,
             weights=None if counts is None else np.asarray(counts, dtype=np.float64),
             device=self.device,
-            _D=None if self._D is None else self._D[ix],
+            _cache=cache,
         )
 
     def pair_weights(self) -> np.ndarray | None:
@@ -94,23 +126,30 @@ class PreparedSet:
         iu = np.triu_indices(self.n, k=1)
         return self.weights[iu[0]] * self.weights[iu[1]]
 
-    @cached_property
+    @property
     def histogram(self) -> LogDistanceHistogram:
-        hist = LogDistanceHistogram()
-        if self._D is not None or self.embeddings is None or self.weights is not None:
-            hist.add(self.D[np.triu_indices(self.n, k=1)], self.pair_weights())
-        else:  # stream blocks: energy alone never needs the n × n matrix
-            for block in iter_distance_blocks(self.embeddings, self.distance):
-                hist.add(block)
-        return hist
+        def fill() -> LogDistanceHistogram:
+            hist = LogDistanceHistogram()
+            if self.has_distance_matrix or self.embeddings is None or self.weights is not None:
+                hist.add(self.D[np.triu_indices(self.n, k=1)], self.pair_weights())
+            else:  # stream blocks: energy alone never needs the n × n matrix
+                for block in iter_distance_blocks(self.embeddings, self.distance):
+                    hist.add(block)
+            return hist
 
-    @cached_property
+        return self.derived("histogram", fill)
+
+    @property
     def richness(self) -> int:
-        if self.embeddings is not None:
-            return int(np.unique(group_duplicate_rows(self.embeddings, self.richness_tol)).size)
-        from scipy.sparse.csgraph import connected_components
+        def count() -> int:
+            if self.embeddings is not None:
+                rows = group_duplicate_rows(self.embeddings, self.richness_tol)
+                return int(np.unique(rows).size)
+            from scipy.sparse.csgraph import connected_components
 
-        return int(connected_components(self.D <= self.richness_tol, directed=False)[0])
+            return int(connected_components(self.D <= self.richness_tol, directed=False)[0])
+
+        return self.derived("richness", count)
 
 
 def _check_label(label) -> str:
@@ -185,9 +224,6 @@ def prepare_sets(
         from ..engines._torch_engine import resolve_device
 
         device = resolve_device(next(iter(tensor_devices.values())), FUNC)
-    for item in prepared:
-        if item.embeddings is not None:
-            item.device = device
     dims = {p.label: p.embeddings.shape[1] for p in prepared if p.embeddings is not None}
     if len(set(dims.values())) > 1:
         raise ValueError(
@@ -195,6 +231,7 @@ def prepare_sets(
             f"dimensions differ: {dims}. Embed every set with the same model, or profile them "
             f"as separate conditions and combine with dp.merge."
         )
+    kernels: dict = {}
     if similarities is not None:
         missing = sorted(set(sets) - set(similarities))
         if missing:
@@ -211,34 +248,45 @@ def prepare_sets(
                     f"similarities[{item.label!r}] is {K.shape[0]} × {K.shape[0]} but the set has "
                     f"{item.n} samples; they must describe the same samples."
                 )
-            item.given_similarity = K
-    return prepared
+            kernels[item.label] = K
+    # Sets are immutable: the device and the given kernels join them as they are built.
+    return [
+        replace(
+            item,
+            device=device if item.embeddings is not None else None,
+            given_similarity=kernels.get(item.label),
+        )
+        for item in prepared
+    ]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Condition:
-    """The prepared sets of one (representation, distance) condition."""
+    """The prepared sets of one (representation, distance) condition; immutable.
+
+    What a call decides (methods, grids, bandwidth, budgets) is not stored here but in
+    the :class:`~._plan.Plan` each call builds and passes down.
+    """
 
     representation: str
     distance: str
-    sets: list[PreparedSet]
+    sets: tuple[PreparedSet, ...]
+    #: The Gaussian bandwidth the user gave; None: the median heuristic, per plan.
     bandwidth: float | None = None
     circles_method: str = "auto"
     seed: int = 0
-    bandwidth_method: str = "median of the pooled pairwise distances"
-    #: family -> "exact" or "large" (see planning.plan); families not listed run exactly.
-    routes: dict = field(default_factory=dict)
-    #: Passed to the large-n methods: target relative accuracy and seconds per set.
-    accuracy: float | None = None
-    time_budget: float | None = None
-    #: family -> the grid of this condition (set by profiles before the families run).
-    grids: dict = field(default_factory=dict)
-    #: Bytes a large-n method may hold (e.g. Z_t in float32), set by the planner.
-    memory_limit: float | None = None
 
-    def large(self, family: str) -> bool:
-        """Whether ``family`` runs its large-n method in this condition."""
-        return self.routes.get(family) == "large"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sets", tuple(self.sets))
+
+    def __setstate__(self, state: dict) -> None:
+        # Conditions pickled by version 0.1 carried each call's decisions (routes, grids,
+        # budgets): those now live in the plan of each call, so they are dropped here.
+        keep = {"representation", "distance", "sets", "bandwidth", "circles_method", "seed"}
+        if state.get("bandwidth_method") not in (None, "given by the user"):
+            state = {**state, "bandwidth": None}  # a cached median, not the user's choice
+        self.__dict__.update({k: v for k, v in state.items() if k in keep})
+        object.__setattr__(self, "sets", tuple(self.sets))
 
     @property
     def labels(self) -> list[str]:
@@ -255,21 +303,18 @@ class Condition:
             "jaccard": "Tanimoto similarity",
         }.get(self.distance, "gaussian")
 
-    def gaussian_bandwidth(self) -> float:
-        """Bandwidth of the Gaussian kernel, shared by every set (median heuristic)."""
-        if self.bandwidth is None and self.large("vendi"):
-            from ._large import median_distance
+    def similarity(self, item: PreparedSet, bandwidth: float | None) -> np.ndarray:
+        """The n × n similarity matrix for Vendi (not used for cosine: see the dual form).
 
-            self.bandwidth = median_distance(self)  # from the streamed histograms
-            self.bandwidth_method += " (from the log-distance histogram, within a factor 1.0007)"
-        elif self.bandwidth is None:
-            self.bandwidth = median_bandwidth([s.D for s in self.sets])
-        return self.bandwidth
-
-    def similarity(self, item: PreparedSet) -> np.ndarray:
-        """The n × n similarity matrix for Vendi (not used for cosine: see the dual form)."""
+        ``bandwidth`` is the plan's (needed only for the Gaussian kernel).
+        """
         if item.given_similarity is not None:
             return item.given_similarity
         if self.kernel == "Tanimoto similarity":
             return 1.0 - item.D
-        return gaussian_kernel(item.D, self.gaussian_bandwidth())
+        if bandwidth is None:
+            raise ValueError(
+                "The Gaussian kernel needs the plan's bandwidth; build the plan with "
+                "pipeline.plan_bandwidth first."
+            )
+        return gaussian_kernel(item.D, bandwidth)

@@ -33,8 +33,9 @@ from ..engines._histogram import LogDistanceHistogram
 from ..engines._streaming import ThresholdCounts
 from ..engines._torch_engine import namespace
 
-if TYPE_CHECKING:  # condition reads large's median distance: types only, no cycle
+if TYPE_CHECKING:
     from ._condition import Condition, PreparedSet
+    from ._plan import Plan
 
 EXACT, BOUNDS, ESTIMATE = "exact", "certified bounds", "estimate ± error"
 #: vendi_large's error bar, measured against eigvalsh (benchmarks/large_n_methods.py).
@@ -101,18 +102,18 @@ def shipped(item: PreparedSet) -> object:
     device (copied once per set) when the set runs on one."""
     if not item.distributed and item.device is None:
         return item.embeddings
-    cache = item.__dict__.setdefault("_large_cache", {})
-    if "shipped" not in cache:
+
+    def send() -> object:
         if item.device is not None:
             from ..engines._torch_engine import DeviceSet
 
             assert item.embeddings is not None  # only embedding sets get a device
-            cache["shipped"] = DeviceSet(item.embeddings, item.distance, item.device)
-        else:
-            from ..engines._dask_engine import ship
+            return DeviceSet(item.embeddings, item.distance, item.device)
+        from ..engines._dask_engine import ship
 
-            cache["shipped"] = ship(item.embeddings)
-    return cache["shipped"]
+        return ship(item.embeddings)
+
+    return item.derived(("shipped",), send)
 
 
 def _engine(item: PreparedSet):
@@ -133,12 +134,12 @@ def _engine(item: PreparedSet):
 
 def histogram(item: PreparedSet) -> LogDistanceHistogram:
     """The set's log-distance histogram from the blocked streamed pass (float64 GEMM)."""
-    cache = item.__dict__.setdefault("_large_cache", {})
-    if "hist" not in cache:
-        cache["hist"] = _engine(item).distance_pass(
+    return item.derived(
+        ("streamed histogram",),
+        lambda: _engine(item).distance_pass(
             shipped(item), item.distance, desc=f"set {item.label!r}: distances"
-        )
-    return cache["hist"]
+        ),
+    )
 
 
 def pooled_histogram(cond: Condition) -> LogDistanceHistogram:
@@ -147,43 +148,53 @@ def pooled_histogram(cond: Condition) -> LogDistanceHistogram:
 
 
 def counts(
-    cond: Condition, item: PreparedSet, taus: np.ndarray | None, kernel: bool
+    cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray | None, kernel: bool
 ) -> ThresholdCounts:
-    """Threshold counts and degrees at ``taus`` and Σ K_ij² (second pass, cached)."""
-    cache = item.__dict__.setdefault("_large_cache", {})
-    key = ("counts", None if taus is None else np.asarray(taus).tobytes(), kernel)
-    if key not in cache:
-        fn = None
-        if kernel:
-            if cond.kernel == "gaussian":
-                scale = -0.5 / cond.gaussian_bandwidth() ** 2
+    """Threshold counts and degrees at ``taus`` and Σ K_ij² (second pass, kept per set).
 
-                def fn(D):  # numpy blocks, or tensors on a torch device
-                    K = D * D
-                    K *= scale
-                    return namespace(D).exp(K, out=K)
-            else:  # Tanimoto similarity
+    Kept under a key of everything the pass depends on: the thresholds, whether Σ K² is
+    summed, and the kernel with its bandwidth (a plan with another bandwidth recomputes).
+    """
+    fn = None
+    kernel_key: tuple = ()
+    if kernel:
+        if cond.kernel == "gaussian":
+            assert plan.bandwidth is not None  # the plan of a Gaussian-kernel call has one
+            scale = -0.5 / plan.bandwidth**2
+            kernel_key = ("gaussian", plan.bandwidth)
 
-                def fn(D):
-                    return 1.0 - D
+            def fn(D):  # numpy blocks, or tensors on a torch device
+                K = D * D
+                K *= scale
+                return namespace(D).exp(K, out=K)
+        else:  # Tanimoto similarity
+            kernel_key = ("tanimoto",)
 
-        cache[key] = _engine(item).threshold_pass(
+            def fn(D):
+                return 1.0 - D
+
+    key = ("counts", None if taus is None else np.asarray(taus).tobytes(), kernel_key)
+    return item.derived(
+        key,
+        lambda: _engine(item).threshold_pass(
             shipped(item), item.distance, taus, fn, desc=f"set {item.label!r}: thresholds"
-        )
-    return cache[key]
+        ),
+    )
 
 
-def second_pass(cond: Condition, item: PreparedSet, taus: np.ndarray | None) -> ThresholdCounts:
+def second_pass(
+    cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray | None
+) -> ThresholdCounts:
     """The threshold pass serving both Circles (at ``taus``) and Vendi (Σ K²) in one go.
 
     When both families run their large-n method, Vendi (evaluated first) already uses the
     Circles grid the condition holds, so that the pairs are streamed once, not twice.
     """
-    wants_k2 = cond.large("vendi") and cond.kernel in ("gaussian", "Tanimoto similarity")
-    if taus is None and cond.large("circles") and "circles" in cond.grids:
-        taus = cond.grids["circles"]
-    taus = None if taus is None or not cond.large("circles") else np.sort(taus)
-    return counts(cond, item, taus, kernel=wants_k2)
+    wants_k2 = plan.large("vendi") and cond.kernel in ("gaussian", "Tanimoto similarity")
+    if taus is None and plan.large("circles") and "circles" in plan.grids:
+        taus = plan.grids["circles"]
+    taus = None if taus is None or not plan.large("circles") else np.sort(taus)
+    return counts(cond, plan, item, taus, kernel=wants_k2)
 
 
 def median_distance(cond: Condition) -> float:
@@ -198,7 +209,7 @@ def median_distance(cond: Condition) -> float:
 # --- families done in full from the passes -------------------------------------------------
 
 
-def energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> dict:
+def energy(cond: Condition, plan: Plan, item: PreparedSet, ss: np.ndarray) -> dict:
     from ..families._energy import energy_from_histogram
 
     h = histogram(item)
@@ -212,7 +223,7 @@ def energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> dict:
     return _result("energy", Bracket(value, BOUNDS, lower, upper, note=note))
 
 
-def average_distance(cond: Condition, item: PreparedSet) -> dict:
+def average_distance(cond: Condition, plan: Plan, item: PreparedSet) -> dict:
     value = np.asarray(histogram(item).mean_distance())
     return {"average_distance": (value, {"method": EXACT})}
 
@@ -220,7 +231,9 @@ def average_distance(cond: Condition, item: PreparedSet) -> dict:
 # --- families that dispatch to the large-n modules ------------------------------------------
 
 
-def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarray, **kw):
+def _call_large(
+    cond: Condition, plan: Plan, family: str, item: PreparedSet, grid: np.ndarray, **kw
+):
     """Run ``<family>_large.<family>_large(X, grid, ...)`` when that module is installed.
 
     The interface (met by ``magnitude_large``): the function takes the embeddings, the grid
@@ -238,10 +251,10 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
         return None
     options = {
         "distance": item.distance,
-        "rtol": cond.accuracy,
-        "accuracy": cond.accuracy,
-        "time_budget": cond.time_budget,
-        "memory_limit": cond.memory_limit,
+        "rtol": plan.accuracy,
+        "accuracy": plan.accuracy,
+        "time_budget": plan.time_budget,
+        "memory_limit": plan.memory_limit,
         "seed": cond.seed,
         "device": item.device,
         # A dask set: the solvers' products run as tasks on the workers holding the set.
@@ -303,14 +316,14 @@ def _call_large(cond: Condition, family: str, item: PreparedSet, grid: np.ndarra
     )  # fmt: skip
 
 
-def vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> dict:
+def vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> dict:
     if cond.kernel == "gaussian" and item.distance == "euclidean":  # vendi_large's kernel
-        b = _call_large(cond, "vendi", item, qs, bandwidth=cond.gaussian_bandwidth())
+        b = _call_large(cond, plan, "vendi", item, qs, bandwidth=plan.bandwidth)
         if b is not None:
             return _result("vendi", b)
     # Fallback: exact V_2 from Σ K², and what it certifies about every other order.
     n = item.n
-    v2 = n * n / (n + 2.0 * second_pass(cond, item, None).sum_k2)
+    v2 = n * n / (n + 2.0 * second_pass(cond, plan, item, None).sum_k2)
     lower = np.where(qs <= 2, v2, np.sqrt(v2))
     upper = np.where(qs < 2, float(n), v2)
     lower[qs == 2] = upper[qs == 2] = v2
@@ -324,12 +337,12 @@ def _skipped(b: Bracket) -> np.ndarray:
     return np.array([k == "skipped" for k in (b.kind or [])], dtype=bool)
 
 
-def magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> dict:
+def magnitude(cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray) -> dict:
     lower = magnitude_lower_bound(histogram(item), item.n, ts)
     upper = np.full(ts.shape, float(item.richness))
     lower = np.minimum(lower, upper)
     if item.distance in ("euclidean", "cosine"):
-        b = _call_large(cond, "magnitude", item, ts)
+        b = _call_large(cond, plan, "magnitude", item, ts)
         if b is not None:
             skipped = _skipped(b)
             if skipped.any():  # time budget spent: the streamed-pass bounds at those scales
@@ -356,18 +369,18 @@ def magnitude_lower_bound(h, n: int, ts: np.ndarray) -> np.ndarray:
     return n * n / (n + 2.0 * total)
 
 
-def circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> dict:
+def circles(cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray) -> dict:
     # circles_large decides edges from float32 GEMM distances with a Euclidean error bound:
     # other distances (Tanimoto) take the bounds from the threshold pass below.
     b = None
     if item.distance in ("euclidean", "cosine"):
-        b = _call_large(cond, "circles", item, taus)
+        b = _call_large(cond, plan, "circles", item, taus)
     if b is not None:
         assert b.lower is not None and b.upper is not None
         lower, upper = np.asarray(b.lower, dtype=np.int64), np.asarray(b.upper, dtype=np.int64)
         skipped = _skipped(b)
         if skipped.any():  # time budget spent: also the threshold-pass bounds there
-            lo_s, hi_s = threshold_bounds(cond, item, taus)
+            lo_s, hi_s = threshold_bounds(cond, plan, item, taus)
             lower[skipped] = np.maximum(lower, lo_s)[skipped]
             upper[skipped] = np.minimum(upper, hi_s)[skipped]
             b.note += (
@@ -381,19 +394,19 @@ def circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> dict:
         out["circles_upper"] = (upper, out["circles_upper"][1])
         out["circles"] = (lower, out["circles"][1])
         return out
-    lower, upper = threshold_bounds(cond, item, taus)
+    lower, upper = threshold_bounds(cond, plan, item, taus)
     note = "Caro-Wei bound sum 1/(deg+1) below, n - edges/max degree above (one streamed pass)"
     attrs = {"method": BOUNDS, "method_note": note, "exact": int(np.array_equal(lower, upper))}
     return {"circles": (lower, attrs), "circles_upper": (upper, attrs)}
 
 
 def threshold_bounds(
-    cond: Condition, item: PreparedSet, taus: np.ndarray
+    cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Certified Circles bounds at ``taus`` (in their order) from the streamed threshold
     pass: Caro–Wei ``Σ 1/(deg_i + 1)`` below, ``n − edges/max degree`` above."""
     order = np.argsort(taus, kind="stable")
-    c = second_pass(cond, item, taus[order])
+    c = second_pass(cond, plan, item, taus[order])
     n = item.n
     deg = c.degrees
     caro_wei = np.ceil((1.0 / (deg + 1.0)).sum(axis=0) - 1e-9).astype(np.int64)

@@ -11,6 +11,7 @@ new tree rather than writing into yours.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,11 +19,14 @@ import numpy as np
 from ..core._validation import check_int, one_of
 from ._registry import FAMILIES
 from ._layout import with_children
+from ..core._validation import available_memory_bytes
+from ._plan import Plan
+from ._planning import solver_memory
 from ._profiles import (
     _check_request,
     _check_uncertainty,
-    _prepare,
-    _profile,
+    prepare_condition,
+    profile_condition,
 )
 from ..core._representation import Representation
 
@@ -70,7 +74,7 @@ class Profiler:
         seed: int = 0,
         device: object = None,
     ) -> None:
-        self._cond, self._details = _prepare(
+        self._cond, self._details = prepare_condition(
             sets,
             representation,
             distance,
@@ -112,7 +116,7 @@ class Profiler:
         unc = _check_uncertainty(
             cond.sets, n_boot, ci, common_n, n_subsamples, cond.seed, max_seconds
         )
-        return _profile(
+        return profile_condition(
             cond, self._details, fams, domains, n_points, unc, method, accuracy, time_budget
         )
 
@@ -180,7 +184,12 @@ class Profiler:
         k = np.arange(1, points + 1)
         new = grid[-1] * step**k if side == "high" else np.sort(grid[0] / step**k)
         cond = self._cond
-        results = [fam.evaluate(cond, item, new) for item in cond.sets]
+        # The tree's own plan (methods, bandwidth, budgets), not that of a later call.
+        plan = replace(
+            Plan.from_attrs(ds.attrs, grids={family: new}),
+            memory_limit=solver_memory(available_memory_bytes()),  # this machine's, today
+        )
+        results = [fam.evaluate(cond, plan, item, new) for item in cond.sets]
         # Every variable on this axis (bands, replicates) gets NaN at the new points; the
         # family itself and its large-n bounds get their values there, so the verdicts
         # never read an unbounded point as exact.

@@ -20,6 +20,8 @@ import numpy as np
 from ..core._validation import check_int, check_parameter, check_real, check_seed, one_of
 from .._version import __version__
 from ._condition import Condition, prepare_sets
+from ..engines._distances import median_bandwidth
+from ._plan import Plan
 from ._registry import FAMILIES, Family
 from ._large import STRENGTH
 from ..core._representation import Representation
@@ -89,7 +91,9 @@ class Uncertainty:
     max_seconds: float | None = 600.0
 
 
-def condition_grids(cond: Condition, fams: list[Family], domains: Mapping, n_points: int) -> dict:
+def condition_grids(
+    cond: Condition, plan: Plan, fams: list[Family], domains: Mapping, n_points: int
+) -> dict:
     """family -> (grid, how it was chosen); every set of the condition shares it."""
     out = {}
     for fam in fams:
@@ -99,15 +103,15 @@ def condition_grids(cond: Condition, fams: list[Family], domains: Mapping, n_poi
             out[fam.name] = _user_domain(fam, domains[fam.name], n_points)
         else:
             assert fam.domain is not None  # every family with a parameter has a domain
-            out[fam.name] = fam.domain(cond, n_points)
+            out[fam.name] = fam.domain(cond, plan, n_points)
     return out
 
 
-def _estimates(cond: Condition, fams: list[Family], grids: dict) -> dict:
+def _estimates(cond: Condition, plan: Plan, fams: list[Family]) -> dict:
     """var -> (values(set, ...), attrs, family) on the full sets."""
     out = {}
     for fam in fams:
-        per_set = [fam.evaluate(cond, item, grids[fam.name][0]) for item in cond.sets]
+        per_set = [fam.evaluate(cond, plan, item, plan.grids[fam.name]) for item in cond.sets]
         for var in per_set[0]:
             attrs = {"family": fam.name, "long_name": fam.long_name, "axis_scale": fam.axis}
             for extra in per_set:
@@ -120,19 +124,19 @@ def _estimates(cond: Condition, fams: list[Family], grids: dict) -> dict:
     return out
 
 
-def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) -> dict:
+def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars) -> dict:
     """Subsample to a common size and/or bootstrap; returns attributes to record."""
-    from . import _resampling as resampling
     from ..core._budget import plan_repeats
+    from . import _resampling as resampling
 
-    grid_only = {name: g for name, (g, _) in grids.items()}
+    grid_only = plan.grids
     # float64 values per replicate and set (all grids), held a few times while stacking
     per_rep = 8 * 3 * len(cond.sets) * sum(max(g.size, 1) for g in grid_only.values())
     notes: dict = {}
     if unc.common_n is not None:
         common_n = unc.common_n  # narrowed to int, also inside the lambda
         show = plan_repeats(
-            lambda: resampling.subsamples(cond, fams, grid_only, common_n, 1, unc.seed),
+            lambda: resampling.subsamples(cond, plan, fams, common_n, 1, unc.seed),
             unc.n_subsamples,
             arg="n_subsamples",
             func=FUNC,
@@ -140,7 +144,7 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
             result_bytes=per_rep * unc.n_subsamples,
         )
         reps = resampling.subsamples(
-            cond, fams, grid_only, unc.common_n, unc.n_subsamples, unc.seed, show
+            cond, plan, fams, unc.common_n, unc.n_subsamples, unc.seed, show
         )
         for var, values in reps.items():
             _, attrs, fam = estimates[var]
@@ -155,7 +159,7 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
         from ._resampling import subsample_scale
 
         show = plan_repeats(
-            lambda: resampling.half_samples(cond, fams, grid_only, 1, unc.seed, unc.common_n),
+            lambda: resampling.half_samples(cond, plan, fams, 1, unc.seed, unc.common_n),
             unc.n_boot,
             arg="n_boot",
             func=FUNC,
@@ -163,7 +167,7 @@ def _add_uncertainty(cond, fams, grids, estimates, unc: Uncertainty, data_vars) 
             result_bytes=per_rep * unc.n_boot,
         )
         reps = resampling.half_samples(
-            cond, fams, grid_only, unc.n_boot, unc.seed, unc.common_n, show=show
+            cond, plan, fams, unc.n_boot, unc.seed, unc.common_n, show=show
         )
         full = np.array([unc.common_n or item.n for item in cond.sets])
         half = np.array([resampling.half_size(int(n)) for n in full])
@@ -224,27 +228,23 @@ def _check_uncertainty(
     return Uncertainty(int(n_boot), float(ci), common_n, int(n_subsamples), int(seed), max_seconds)
 
 
-def _build_dataset(
-    cond: Condition, fams: list[Family], domains: Mapping, n_points: int, unc: Uncertainty
-):
+def _build_dataset(cond: Condition, plan: Plan, fams: list[Family], how: dict, unc: Uncertainty):
+    """The condition node's dataset; ``how`` says, per family, how its grid was chosen."""
     import xarray as xr
 
-    grids = condition_grids(cond, fams, domains, n_points)
-    cond.grids = {name: grid for name, (grid, _) in grids.items()}
-    estimates = _estimates(cond, fams, grids)
+    estimates = _estimates(cond, plan, fams)
     data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
-    notes = _add_uncertainty(cond, fams, grids, estimates, unc, data_vars)
+    notes = _add_uncertainty(cond, plan, fams, estimates, unc, data_vars)
     for var, (values, attrs, fam) in estimates.items():
         dims = ("set",) if fam.parameter is None else ("set", fam.parameter)
         data_vars[var] = (dims, values, attrs)
     coords: dict = {"set": ("set", np.array(cond.labels, dtype=str))}
     for fam in fams:
         if fam.parameter is not None:
-            grid, how = grids[fam.name]
             coords[fam.parameter] = (
                 fam.parameter,
-                grid,
-                {"domain": how, "family": fam.name, "axis_scale": fam.axis},
+                np.array(plan.grids[fam.name]),
+                {"domain": how[fam.name], "family": fam.name, "axis_scale": fam.axis},
             )
     attrs = {
         "representation": cond.representation,
@@ -256,15 +256,46 @@ def _build_dataset(
         **notes,
     }
     if attrs["kernel"] == "gaussian":
-        attrs["bandwidth"] = float(cond.gaussian_bandwidth())
-        attrs["bandwidth_method"] = cond.bandwidth_method
-    if any(cond.large(f.name) for f in fams):  # small n keeps today's layout exactly
-        attrs["methods"] = "; ".join(f"{f}: {r}" for f, r in cond.routes.items())
+        assert plan.bandwidth is not None  # build_plan chose it for this kernel
+        attrs["bandwidth"] = float(plan.bandwidth)
+        attrs["bandwidth_method"] = plan.bandwidth_method
+    if any(plan.large(f.name) for f in fams):  # small n keeps today's layout exactly
+        attrs["methods"] = "; ".join(f"{f}: {r}" for f, r in plan.routes.items())
+    # The call's decisions, so that extending this node recomputes with them.
+    attrs["plan"] = plan.to_json()
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
 
-def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_points: int) -> dict:
-    """family -> "exact" or "large", checked against the memory available (see planning)."""
+def plan_bandwidth(cond: Condition, routes: Mapping[str, str]) -> tuple[float, str]:
+    """The Gaussian kernel's bandwidth for a call with these routes, and how it was chosen.
+
+    The user's, else the median of the pooled pairwise distances: from the streamed
+    histograms when Vendi runs its large-n method (no n × n matrix), else exactly.
+    """
+    if cond.bandwidth is not None:
+        return float(cond.bandwidth), "given by the user"
+    how = "median of the pooled pairwise distances"
+    if routes.get("vendi") == "large":
+        from ._large import median_distance
+
+        return median_distance(cond), how + " (from the log-distance histogram, within a factor 1.0007)"
+    return float(median_bandwidth([s.D for s in cond.sets])), how
+
+
+def node_bandwidth(cond: Condition, attrs: Mapping) -> float | None:
+    """The Gaussian bandwidth a node was computed with (its ``bandwidth`` attribute), or,
+    when no family of the node used the kernel, the one a profile of ``cond`` would use."""
+    value = attrs.get("bandwidth")
+    if value is not None:
+        return float(value)
+    return plan_bandwidth(cond, {})[0] if cond.kernel == "gaussian" else None
+
+
+def _routes(
+    cond: Condition, fams: list[Family], method, unc: Uncertainty, n_points: int
+) -> tuple[dict, float]:
+    """family -> "exact" or "large", checked against the memory available (see planning),
+    and the bytes a large-n solver may hold."""
     from . import _planning as planning
 
     one_of(method, "method", FUNC, planning.METHODS)
@@ -299,190 +330,8 @@ def _plan(cond: Condition, fams: list[Family], method, unc: Uncertainty, n_point
         )
     from ..core._validation import available_memory_bytes
 
-    cond.memory_limit = planning.solver_memory(available_memory_bytes())
-    return {f: r.method for f, r in routes.items()}
-
-
-def profiles(
-    sets: Mapping[str, object],
-    *,
-    representation: str | Representation,
-    distance: str,
-    families: Sequence[str] | str | None = None,
-    domains: Mapping[str, object] | None = None,
-    n_points: int = 100,
-    similarities: Mapping[str, object] | None = None,
-    bandwidth: float | None = None,
-    circles_method: str = "auto",
-    richness_tol: float = 0.0,
-    seed: int = 0,
-    n_boot: int = 0,
-    ci: float = 0.95,
-    common_n: int | str | None = None,
-    n_subsamples: int = 10,
-    max_seconds: float | None = 600.0,
-    method: str = "auto",
-    accuracy: float | None = None,
-    time_budget: float | None = None,
-    device: str | None = None,
-    samples: Mapping[str, object] | None = None,
-    sample_kind: str = "auto",
-    categories: Mapping[str, object] | None = None,
-) -> xr.DataTree:
-    """Diversity profiles of several sample sets under one condition.
-
-    Parameters
-    ----------
-    sets : dict of str to array_like
-        Labels mapped to embeddings (n_i × d arrays; binary fingerprints for
-        ``"tanimoto"``), or to n_i × n_i distance matrices when
-        ``distance="precomputed"``. Every set needs at least 2 samples. Dask arrays
-        and chunked xarray DataArrays (sample dimension ``"sample"``, else the first)
-        run the streamed passes as dask graphs, on the active ``dask.distributed``
-        client when there is one (see :mod:`.dask_engine`); ``method="auto"`` then
-        means the large-n methods at any n.
-    representation : str or Representation
-        Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
-        of the tree path. Here it is only a name: ``sets`` are already embedded.
-        (In ``diversity_profiles.text.profiles`` and the other featurisers the same
-        argument *selects* the model that embeds raw samples.) A
-        :class:`Representation` (what the featurisers in ``diversity_profiles.text``,
-        ``.molecules`` and ``.images`` return) also records its details as
-        ``representation_<key>`` attributes.
-    distance : {"euclidean", "cosine", "tanimoto", "jaccard", "precomputed"}
-        Distance between samples. Vendi uses the matching similarity: cosine
-        similarity, Tanimoto similarity, or a Gaussian kernel of the distance
-        (euclidean, precomputed) whose bandwidth is recorded.
-    families : list of str, optional
-        Names from the registry :data:`FAMILIES`: ``"vendi"``, ``"magnitude"``,
-        ``"circles"``, ``"energy"``, ``"average_distance"``, ``"richness"`` (the
-        default set) and ``"similarity_diversity"`` (only when named).
-    domains : dict, optional
-        Per family, a ``tuple`` ``(low, high)`` is a range filled with ``n_points``
-        (log-spaced on log axes); a ``list`` or array is the grid itself, so
-        ``[low, high]`` is a two-point grid. (:func:`compare` only narrows a
-        computed grid, so there any ``(low, high)`` pair is a window.) Default
-        domains follow the pooled data of the condition.
-    n_points : int, default 100
-        Grid size of each default domain.
-    similarities : dict of str to array_like, optional
-        Precomputed similarity matrices (unit diagonal, PSD) for Vendi, one per set.
-    bandwidth : float, optional
-        Gaussian kernel bandwidth; median of the pooled distances by default.
-    circles_method : {"auto", "exact", "greedy"}
-        Passed to :func:`circles`; both bounds are stored.
-    richness_tol : float, default 0
-        Rows closer than this (max-abs) are the same item for richness.
-    seed : int, default 0
-        Seed of the randomised parts (Circles tie-breaking, resampling).
-    n_boot : int, default 0
-        Replicates per set for confidence bands. With ``n_boot > 0`` every family
-        whose registry entry is ``bootstrapped`` (all of today's) gets
-        ``<family>_ci_lower`` / ``<family>_ci_upper`` (pointwise, level ``ci``)
-        and its replicates ``<family>_boot(set, boot, ...)``: subsamples of half the
-        set drawn without replacement (``subsample_size``), rescaled to n as
-        :mod:`diversity_profiles.pipeline._resampling` explains. :func:`compare` turns them
-        into simultaneous bands of each difference and verdicts that hold with
-        confidence. Replicates reuse the computed matrices; Circles uses its greedy
-        lower bound there. Families routed to their large-n method (``method``)
-        have no replicates: the bootstrap is then refused with what to do instead.
-    ci : float, default 0.95
-        Confidence level of the bands.
-    common_n : int or "min", optional
-        Compare sets of unequal size fairly: every family is the mean over
-        ``n_subsamples`` subsets of ``common_n`` samples (``"min"``: the smallest
-        set's size) drawn without replacement, with its spread in ``<family>_sd``.
-    n_subsamples : int, default 10
-        Repeats for ``common_n``.
-    max_seconds : float or None, default 600
-        Time budget for resampling (``n_boot``, ``n_subsamples``). One replicate is
-        timed first; work estimated to exceed the budget is refused with the
-        estimate (raise it, or pass ``None``, to run anyway). Resampling
-        estimated to take more than a few seconds shows a progress bar.
-    method : {"auto", "exact", "large"}, default "auto"
-        Per family, the exact method or the large-n one (streamed passes without
-        n × n matrices, iterative solvers, certified bounds). ``"auto"`` keeps the
-        exact method up to a measured set size per family (the registry's
-        ``auto_exact_max_n``, see :data:`FAMILIES`) while it fits in memory;
-        ``"exact"`` forces it. The plan is checked against the available memory before any work and
-        refused, with the plan, when it does not fit. Large-n results record how
-        they were obtained (attribute ``method``: exact, certified bounds, or
-        estimate ± error) and their bounds as ``<family>_lower``/``<family>_upper``.
-    accuracy : float, optional
-        Target relative accuracy of the large-n magnitude solver (its ``rtol``; default
-        1e-7).
-    time_budget : float, optional
-        Seconds per set and family the large-n methods may spend. Magnitude solves scales
-        in increasing order (the first only when about 25 of its products fit) and Circles
-        bounds thresholds in increasing order; once the budget is spent, the remaining ones
-        carry the certified bounds of the streamed passes instead (noted in
-        ``method_note``). Gaussian Vendi always computes its
-        certified bracket; past the budget it reports the bracket alone (value its
-        midpoint, ``vendi_error`` its half-width) or shortens the Lanczos part, which
-        only widens the error bar.
-    device : str or torch.device, optional
-        Run the heavy kernels of embedding sets (streamed passes, Circles' candidate
-        pairs, the solvers' kernel products) on a torch device (``"cuda"``,
-        ``"cuda:1"``, or ``"cpu"`` for torch on the CPU); torch tensors among the
-        sets run on their own device when none is given. ``method="auto"`` then
-        means the large-n methods at any n. Accuracy safeguards and the precision of
-        each kernel: :mod:`.torch_engine`. Needs ``pip install
-        "diversity-profiles[torch]"``.
-    samples : dict, optional
-        Per set, what to show for each sample in the explorer and the report (image
-        arrays, texts, SMILES with ``sample_kind="smiles"``, or any labels). With it, or
-        with ``categories``, the result is ``explain(tree, sets, samples=...,
-        categories=...)``: the witnesses, distance histogram and per-category measures
-        are stored beside the profiles (see :func:`explain`; this computes the sets'
-        matrices once more).
-    sample_kind : {"auto", "text", "image", "smiles", "label"}
-        How to show ``samples`` (as in :func:`explain`).
-    categories : dict, optional
-        Per set, one category label per sample (as in :func:`explain`).
-
-    Returns
-    -------
-    xarray.DataTree
-        One node ``"{representation}/{distance}"`` holding the profiles.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> tree = profiles({"A": [[1.], [2.], [3.]], "B": [[0.], [4.]]},
-    ...                 representation="line", distance="euclidean",
-    ...                 families=["richness", "average_distance"])
-    >>> ds = tree["line/euclidean"].to_dataset()
-    >>> ds["richness"].values.tolist(), ds["average_distance"].values.round(4).tolist()
-    ([3, 2], [1.3333, 4.0])
-    """
-    fams, domains, n_points = _check_request(families, domains, n_points)
-    cond, details = _prepare(
-        sets,
-        representation,
-        distance,
-        similarities,
-        bandwidth,
-        circles_method,
-        richness_tol,
-        seed,
-        device,
-    )
-    for name, given in (("samples", samples), ("categories", categories)):
-        _check_display(given, name, cond.sets)  # before any work: refused early
-    unc = _check_uncertainty(cond.sets, n_boot, ci, common_n, n_subsamples, seed, max_seconds)
-    tree = _profile(cond, details, fams, domains, n_points, unc, method, accuracy, time_budget)
-    if samples is None and categories is None:
-        return tree
-    from ..explanation._explain import explain
-
-    return explain(
-        tree,
-        sets,
-        samples=samples,
-        sample_kind=sample_kind,
-        categories=categories,
-        similarities=similarities,
-    )
+    memory_limit = planning.solver_memory(available_memory_bytes())
+    return {f: r.method for f, r in routes.items()}, memory_limit
 
 
 def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int]:
@@ -500,7 +349,7 @@ def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int
     return fams, domains, int(n_points)
 
 
-def _prepare(
+def prepare_condition(
     sets,
     representation,
     distance,
@@ -537,13 +386,31 @@ def _prepare(
     prepared = prepare_sets(
         sets, distance, similarities=similarities, richness_tol=richness_tol, device=device
     )
-    cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
-    if bandwidth is not None:
-        cond.bandwidth_method = "given by the user"
-    return cond, details
+    return Condition(representation, distance, prepared, bandwidth, circles_method, seed), details
 
 
-def _profile(
+def build_plan(
+    cond: Condition,
+    fams: list[Family],
+    method: str,
+    unc: Uncertainty,
+    n_points: int,
+    accuracy: float | None = None,
+    time_budget: float | None = None,
+) -> Plan:
+    """The decisions of one call, before its grids: routes, budgets and bandwidth."""
+    routes, memory_limit = _routes(cond, fams, method, unc, n_points)
+    if accuracy is not None:
+        accuracy = check_real(accuracy, "accuracy", FUNC, low=0.0, high=1.0, low_open=True)
+    if time_budget is not None:
+        time_budget = check_real(time_budget, "time_budget", FUNC, low=0.0, low_open=True)
+    bandwidth, how = None, ""
+    if cond.kernel == "gaussian" and any(f.uses_kernel for f in fams):
+        bandwidth, how = plan_bandwidth(cond, routes)
+    return Plan(routes, {}, bandwidth, how, accuracy, time_budget, memory_limit)
+
+
+def profile_condition(
     cond: Condition,
     details: dict,
     fams: list[Family],
@@ -554,16 +421,13 @@ def _profile(
     accuracy: float | None = None,
     time_budget: float | None = None,
 ) -> xr.DataTree:
-    """The one-node tree of ``cond``'s profiles (``cond`` holds the prepared sets)."""
+    """The one-node tree of ``cond``'s profiles under a plan built for this call alone."""
     import xarray as xr
 
-    cond.routes = _plan(cond, fams, method, unc, n_points)
-    if accuracy is not None:
-        accuracy = check_real(accuracy, "accuracy", FUNC, low=0.0, high=1.0, low_open=True)
-    if time_budget is not None:
-        time_budget = check_real(time_budget, "time_budget", FUNC, low=0.0, low_open=True)
-    cond.accuracy, cond.time_budget = accuracy, time_budget
-    ds = _build_dataset(cond, fams, domains, n_points, unc)
+    plan = build_plan(cond, fams, method, unc, n_points, accuracy, time_budget)
+    grids = condition_grids(cond, plan, fams, domains, n_points)
+    plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
+    ds = _build_dataset(cond, plan, fams, {name: how for name, (_, how) in grids.items()}, unc)
     ds.attrs.update(details)
     if any(item.distributed for item in cond.sets):
         from ..engines._dask_engine import provenance as dask_provenance
@@ -575,31 +439,6 @@ def _profile(
 
         ds.attrs.update(provenance(on_device))
     return xr.DataTree.from_dict({f"{cond.representation}/{cond.distance}": ds})
-
-
-def _check_display(given, name: str, prepared) -> None:
-    """``samples`` / ``categories`` of profiles: per known set, one item per sample."""
-    if given is None:
-        return
-    if not isinstance(given, Mapping):
-        raise TypeError(
-            f"The {name!r} argument of {FUNC} must be a dict mapping set labels to one item "
-            f"per sample. Got {type(given).__name__}."
-        )
-    sizes = {item.label: item.n for item in prepared}
-    unknown = sorted((str(k) for k in given if k not in sizes), key=str)
-    if unknown:
-        raise ValueError(
-            f"The {name!r} argument of {FUNC} names sets that are not profiled: {unknown}. "
-            f"The sets are {list(sizes)}."
-        )
-    for label, values in given.items():
-        n = len(values) if hasattr(values, "__len__") else None
-        if n != sizes[label]:
-            raise ValueError(
-                f"{name}[{label!r}] passed to {FUNC} needs one item per sample of the set "
-                f"({sizes[label]}). Got {n if n is not None else type(values).__name__}."
-            )
 
 
 def merge(trees: Sequence) -> object:
@@ -617,10 +456,11 @@ def merge(trees: Sequence) -> object:
 
     Examples
     --------
+    >>> import diversity_profiles as dp
     >>> sets = {"A": [[1., 0.], [0., 1.]], "B": [[1., 1.], [2., 0.]]}
-    >>> a = profiles(sets, representation="x", distance="euclidean", families="richness")
-    >>> b = profiles(sets, representation="x", distance="cosine", families="richness")
-    >>> sorted(merge([a, b]).dp.conditions)
+    >>> a = dp.profiles(sets, representation="x", distance="euclidean", families="richness")
+    >>> b = dp.profiles(sets, representation="x", distance="cosine", families="richness")
+    >>> sorted(dp.merge([a, b]).dp.conditions)
     ['x/cosine', 'x/euclidean']
     """
     import xarray as xr

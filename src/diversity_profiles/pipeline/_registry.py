@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _large as large
 from ._condition import Condition, PreparedSet
-from ..families._similarity_diversity import profile_values as _lc_values
+from ._plan import Plan
 
 #: Variables a family returns: name -> (values, extra attributes).
 Result = dict[str, tuple[np.ndarray, dict]]
@@ -32,8 +32,10 @@ class Family:
     parameter: str | None  # dimension name of the sweep; None for scale-free families
     axis: str  # "log", "linear" or "none": how the parameter is read and compared
     long_name: str
-    domain: Callable[[Condition, int], tuple[np.ndarray, str]] | None
-    evaluate: Callable[[Condition, PreparedSet, np.ndarray], Result]
+    #: The default grid of a condition under a plan: (grid, how it was chosen).
+    domain: Callable[[Condition, Plan, int], tuple[np.ndarray, str]] | None
+    #: The family's variables for one set on a grid, under the call's plan.
+    evaluate: Callable[[Condition, Plan, PreparedSet, np.ndarray], Result]
     step: bool = False  # an integer step function of its parameter (compared without interpolation)
     #: Practical-significance margin of the verdict rule (verdict.py, step 5): a fraction
     #: of the smaller set's size for counts ("n"), of the larger value otherwise.
@@ -102,7 +104,7 @@ class Family:
 # --- Vendi -----------------------------------------------------------------
 
 
-def _q_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+def _q_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
     """[0, inf]: 0, 1, 2 and inf, plus a log grid dense on 0.1–10 (80% of the points)."""
     m = n_points - 2  # finite, positive orders
     inner = round(0.8 * m)
@@ -122,9 +124,9 @@ def _q_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     )
 
 
-def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
-    if cond.large("vendi") and cond.kernel != "cosine similarity":
-        return large.vendi(cond, item, qs)
+def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Result:
+    if plan.large("vendi") and cond.kernel != "cosine similarity":
+        return large.vendi(cond, plan, item, qs)
     from ..families._vendi import clean_spectrum, dual_kernel_spectrum, spectrum_of_kernel, vendi_from_spectrum
 
     p = None if item.weights is None else item.weights / item.weights.sum()
@@ -139,7 +141,7 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
         raw = dual_kernel_spectrum(item.embeddings, p, normalize=False)
         size = max(item.embeddings.shape)
     else:
-        raw = spectrum_of_kernel(cond.similarity(item), p)
+        raw = spectrum_of_kernel(cond.similarity(item, plan.bandwidth), p)
         size = item.n
     try:
         lam = clean_spectrum(raw, f"profiles (vendi, set {item.label!r})", size)
@@ -157,11 +159,11 @@ def _vendi(cond: Condition, item: PreparedSet, qs: np.ndarray) -> Result:
 # --- Magnitude -------------------------------------------------------------
 
 
-def _t_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+def _t_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
     from ..families._magnitude import magnitude_scale_range
 
-    if cond.large("magnitude"):
-        return _t_domain_large(cond, n_points)
+    if plan.large("magnitude"):
+        return _t_domain_large(cond, plan, n_points)
     ranges = [magnitude_scale_range(item.D) for item in cond.sets]
     lo = min(r[0] for r in ranges)
     hi = max(r[1] for r in ranges)
@@ -181,7 +183,7 @@ def _log_grid(lo: float, hi: float, n_points: int, how: str) -> tuple[np.ndarray
     return np.geomspace(lo, hi, n_points), how
 
 
-def _t_domain_large(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+def _t_domain_large(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
     """Where the certified lower bound n²/1ᵀZ_t1 (normalised) reaches 1% and 95%."""
     lo, hi = np.inf, 0.0
     for item in cond.sets:
@@ -199,19 +201,19 @@ def _t_domain_large(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     )
 
 
-def _magnitude(cond: Condition, item: PreparedSet, ts: np.ndarray) -> Result:
+def _magnitude(cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray) -> Result:
     from ..families._magnitude import magnitude_values
 
-    if cond.large("magnitude"):
-        return large.magnitude(cond, item, ts)
+    if plan.large("magnitude"):
+        return large.magnitude(cond, plan, item, ts)
     return {"magnitude": (magnitude_values(item.D, ts), {})}
 
 
 # --- Circles ---------------------------------------------------------------
 
 
-def _tau_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
-    if cond.large("circles"):
+def _tau_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
+    if plan.large("circles"):
         taus = large.pooled_histogram(cond).quantile(np.linspace(0.0, 1.0, n_points - 1))
         return (
             np.unique(np.concatenate([[0.0], taus])),
@@ -226,11 +228,11 @@ def _tau_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     )
 
 
-def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
+def _circles(cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray) -> Result:
     from ..families._circles import circles_sweep
 
-    if cond.large("circles"):
-        return large.circles(cond, item, taus)
+    if plan.large("circles"):
+        return large.circles(cond, plan, item, taus)
     lower, upper, exact = circles_sweep(
         item.D,
         taus,
@@ -246,10 +248,10 @@ def _circles(cond: Condition, item: PreparedSet, taus: np.ndarray) -> Result:
 # --- Energy ----------------------------------------------------------------
 
 
-def _s_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
+def _s_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
     from ..families._energy import energy_scale_range
 
-    hist = large.histogram if cond.large("energy") else (lambda item: item.histogram)
+    hist = large.histogram if plan.large("energy") else (lambda item: item.histogram)
     lo, hi = energy_scale_range([hist(item) for item in cond.sets])
     return (
         np.geomspace(lo, hi, n_points),
@@ -257,20 +259,38 @@ def _s_domain(cond: Condition, n_points: int) -> tuple[np.ndarray, str]:
     )
 
 
-def _energy(cond: Condition, item: PreparedSet, ss: np.ndarray) -> Result:
+def _energy(cond: Condition, plan: Plan, item: PreparedSet, ss: np.ndarray) -> Result:
     from ..families._energy import energy_from_histogram
 
-    if cond.large("energy"):
-        return large.energy(cond, item, ss)
+    if plan.large("energy"):
+        return large.energy(cond, plan, item, ss)
     where = f"energy profile of set {item.label!r}"
     return {"energy": (energy_from_histogram(item.histogram, ss, where), {})}
+
+
+# --- Leinster–Cobbold -----------------------------------------------------
+
+
+def _similarity_diversity(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Result:
+    """Z is the condition's similarity (the one Vendi uses; its kernel and bandwidth are
+    recorded on the node because the entry says ``uses_kernel``), with negative cosine
+    similarities counted as 0; p is uniform, or the replicate's multiplicities."""
+    from ..families._similarity_diversity import Z_OF_KERNEL, similarity_diversity_values
+
+    if cond.kernel == "cosine similarity":  # cos = 1 - cosine distance; exactly 1 for twins
+        Z = 1.0 - item.D
+    else:  # Tanimoto (1 - D), a Gaussian kernel of D, or the given similarity
+        Z = cond.similarity(item, plan.bandwidth)
+    p = None if item.weights is None else item.weights / item.weights.sum()
+    values = similarity_diversity_values(Z, p, qs, f"similarities[{item.label!r}]")
+    return {"similarity_diversity": (values, {"similarity": Z_OF_KERNEL[cond.kernel]})}
 
 
 # --- Scale-free ------------------------------------------------------------
 
 
-def _average_distance(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
-    if item.distance == "cosine" and item._D is None:
+def _average_distance(cond: Condition, plan: Plan, item: PreparedSet, _: np.ndarray) -> Result:
+    if item.distance == "cosine" and not item.has_distance_matrix:
         assert item.embeddings is not None  # "cosine" sets are embeddings ("precomputed" are not)
         # Exact in O(n d) for unit rows: sum_{i != j} m_i m_j cos_ij = |sum_i m_i x_i|^2 - sum m_i^2
         # (m_i = 1 without resampling; pairs of copies of one sample are not pairs).
@@ -279,12 +299,12 @@ def _average_distance(cond: Condition, item: PreparedSet, _: np.ndarray) -> Resu
         pairs = m.sum() ** 2 - np.sum(m**2)
         mean_cos = (float(total @ total) - np.sum(m**2)) / pairs
         return {"average_distance": (np.asarray(1.0 - mean_cos), {})}
-    if cond.large("average_distance"):
-        return large.average_distance(cond, item)
+    if plan.large("average_distance"):
+        return large.average_distance(cond, plan, item)
     return {"average_distance": (np.asarray(item.histogram.mean_distance()), {})}
 
 
-def _richness(cond: Condition, item: PreparedSet, _: np.ndarray) -> Result:
+def _richness(cond: Condition, plan: Plan, item: PreparedSet, _: np.ndarray) -> Result:
     return {"richness": (np.asarray(item.richness), {"tolerance": item.richness_tol})}
 
 
@@ -315,7 +335,7 @@ FAMILIES: dict[str, Family] = {
             "log",
             "similarity-sensitive diversity (Leinster–Cobbold)",
             _q_domain,  # the same orders as Vendi's
-            _lc_values,
+            _similarity_diversity,
             symbol="q",
             axis_title="order q",
             allow_inf=True,

@@ -33,24 +33,26 @@ removes its level, only its spread is used.
 
 from __future__ import annotations
 
-import copy
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
 from ._condition import Condition, PreparedSet
+from ._plan import Plan
 from ._registry import Family
 
 
-def evaluate_all(cond: Condition, item: PreparedSet, fams: list[Family], grids: dict) -> dict:
+def evaluate_all(cond: Condition, plan: Plan, item: PreparedSet, fams: list[Family]) -> dict:
+    """Every resampled family's variables on one (resampled) set, on the plan's grids."""
     out = {}
     for fam in fams:
         if not fam.bootstrapped:
             continue
         # Never resampled: a certified upper bound costs far more than it tells here.
         skip = () if fam.bounds is None else fam.bounds[1:]
-        for var, (values, _) in fam.evaluate(cond, item, grids[fam.name]).items():
+        for var, (values, _) in fam.evaluate(cond, plan, item, plan.grids[fam.name]).items():
             if var not in skip:
                 out[var] = np.asarray(values, dtype=np.float64)
     return out
@@ -58,8 +60,8 @@ def evaluate_all(cond: Condition, item: PreparedSet, fams: list[Family], grids: 
 
 def _replicates(
     cond: Condition,
+    plan: Plan,
     fams: list[Family],
-    grids: dict,
     draw: Callable[[np.random.Generator, PreparedSet], PreparedSet],
     repeats: int,
     seed: int,
@@ -71,8 +73,7 @@ def _replicates(
     """
     from ..core._progress import progress
 
-    fast = copy.copy(cond)
-    fast.circles_method = "greedy"  # thousands of sweeps: the certified lower bound
+    fast = replace(cond, circles_method="greedy")  # thousands of sweeps: the certified lower bound
     per_set = []
     for k, item in enumerate(cond.sets):
         rng = np.random.default_rng([seed, k])
@@ -82,7 +83,7 @@ def _replicates(
             desc=f"resampling set {k + 1}/{len(cond.sets)}",
             enabled=show,
         )
-        runs = [evaluate_all(fast, draw(rng, item), fams, grids) for _ in steps]
+        runs = [evaluate_all(fast, plan, draw(rng, item), fams) for _ in steps]
         per_set.append({var: np.stack([r[var] for r in runs]) for var in runs[0]})
     return {var: np.stack([s[var] for s in per_set]) for var in per_set[0]} if per_set else {}
 
@@ -90,7 +91,9 @@ def _replicates(
 def centred_replicates(
     boot: np.ndarray, estimate: np.ndarray, scale: float, cap: float
 ) -> np.ndarray:
-    """Verdict rule step 6 (:mod:`diversity_profiles.comparison`): one set's replicate errors ``scale g (boot_r - mean)`` (repeat on axis 0).
+    """One set's replicate errors ``scale g (boot_r - mean)`` (repeat on axis 0).
+
+    Step 6 of the verdict rule (:mod:`diversity_profiles.comparison`).
 
     ``g = clip(estimate / mean, 1, cap)`` (1 where not finite) projects a subsample's
     spread to size n for values that grow with n: a count of distinct points sits at
@@ -111,7 +114,7 @@ def centred_replicates(
 
 
 def subsample_scale(n: int, m: int) -> float:
-    """Verdict rule step 6 (:mod:`diversity_profiles.comparison`): ``sqrt(m / (n - m))``, the delete-d jackknife's rate correction.
+    """``sqrt(m / (n - m))``, the delete-d jackknife's rate correction (verdict rule step 6).
 
     >>> subsample_scale(150, 75), round(subsample_scale(151, 75), 4)
     (1.0, 0.9934)
@@ -130,8 +133,8 @@ def half_size(n: int) -> int:
 
 def half_samples(
     cond: Condition,
+    plan: Plan,
     fams: list[Family],
-    grids: dict,
     repeats: int,
     seed: int,
     n: int | None = None,
@@ -149,13 +152,13 @@ def half_samples(
     if any(f.slices_distances for f in fams):
         for item in cond.sets:
             item.D  # noqa: B018 - form each distance matrix once; subsamples slice it
-    return _replicates(cond, fams, grids, draw, repeats, seed, show)
+    return _replicates(cond, plan, fams, draw, repeats, seed, show)
 
 
 def subsamples(
     cond: Condition,
+    plan: Plan,
     fams: list[Family],
-    grids: dict,
     size: int,
     repeats: int,
     seed: int,
@@ -166,14 +169,14 @@ def subsamples(
     def draw(rng, item):
         return item.subset(np.sort(rng.choice(item.n, size, replace=False)))
 
-    return _replicates(cond, fams, grids, draw, repeats, seed + 7919, show)
+    return _replicates(cond, plan, fams, draw, repeats, seed + 7919, show)
 
 
 def bands(
     estimate: np.ndarray, replicates: np.ndarray, ci: float, scales: np.ndarray, caps: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise bands of each set: ``est - Q_hi(c), est - Q_lo(c)`` for the replicate
-    errors ``c`` of :func:`diversity_profiles.comparison._verdict.centred_replicates`.
+    errors ``c`` of :func:`centred_replicates`.
 
     ``replicates`` has the set on axis 0 and the repeat on axis 1; ``scales`` is the
     per-set rate correction ``sqrt(m / (n - m))`` and ``caps`` its ``n / m`` (module
