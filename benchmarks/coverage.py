@@ -116,10 +116,10 @@ def main() -> None:
             fam = dp.FAMILIES[f]
             ta, tb = truth[a][f], truth[b][f]
             theta = np.asarray(GRIDS.get(f, [0.0]), float)
-            m = rule.margins(ta, tb, fam.margin_unit, fam.margin, args.n)
+            m = rule.margins(ta, tb, fam.rule.margin_unit, fam.rule.margin, args.n)
             axis = fam.axis if fam.parameter else "none"
             s = rule.signs(ta, tb)
-            true_verdict[pair, f] = rule.margin_verdict(theta, ta, tb, s, m, axis, fam.step)[0]
+            true_verdict[pair, f] = rule.margin_verdict(theta, ta, tb, s, m, axis, fam.rule.step)[0]
 
     set_cov = {f: [0, 0] for f in FAMILIES}
     diff = {

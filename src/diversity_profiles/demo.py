@@ -70,7 +70,7 @@ def summarize(tree) -> str:
                 continue
             grid = ds[fam.parameter].values
             # the registry's landmarks on the grid, else its quartiles
-            picks = [int(np.flatnonzero(grid == x)[0]) for x in fam.landmarks if x in grid] or [
+            picks = [int(np.flatnonzero(grid == x)[0]) for x in fam.shown.landmarks if x in grid] or [
                 len(grid) // 4,
                 len(grid) // 2,
                 3 * len(grid) // 4,

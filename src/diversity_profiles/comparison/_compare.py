@@ -97,7 +97,7 @@ def _sizes(ds, S: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _margins_of(margins, fams: list[str]) -> dict[str, float]:
     """Each family's margin: its default, or the user's (one number or per family)."""
-    out = {f: FAMILIES[f].margin for f in fams}
+    out = {f: FAMILIES[f].rule.margin for f in fams}
     if margins is None:
         return out
     given = margins if isinstance(margins, Mapping) else dict.fromkeys(fams, margins)
@@ -150,7 +150,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         family = got.family
         param, grid, values = family.parameter, got.grid, got.values
         attrs[f"margin_{fam}"] = chosen[fam]
-        attrs[f"margin_unit_{fam}"] = family.margin_unit
+        attrs[f"margin_unit_{fam}"] = family.rule.margin_unit
         if fam in domains and param is not None:
             keep, how = _narrow(fam, grid, domains[fam], path)
         else:
@@ -168,19 +168,19 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
             centred = [
                 centred_replicates(raw[k], vals[k], scales[k], caps[k]) for k in range(S)
             ]
-        axis, step = family.axis, family.step
+        axis, step = family.axis, family.rule.step
         for i in range(S):
             for j in range(S):
                 if i == j:
                     continue
                 a, b = vals[i], vals[j]
                 n_pair = float(np.nan_to_num(min(sizes[[i, j]])))  # unknown n: no margin
-                m = rule.margins(a, b, family.margin_unit, chosen[fam], n_pair, rtol, atol)
+                m = rule.margins(a, b, family.rule.margin_unit, chosen[fam], n_pair, rtol, atol)
                 if bounds is None:
                     s, diff = rule.signs(a, b, rtol, atol), (a, b)
                     plain[i, j, f] = rule.verdict_of(s)
                     verdicts[i, j, f], lead, share = rule.margin_verdict(
-                        theta, a, b, s, m, axis, step, min_share, family.margin_unit
+                        theta, a, b, s, m, axis, step, min_share, family.rule.margin_unit
                     )
                 else:  # verdict.py, step 7: only where the bounds separate
                     bi, bj = (bounds[0][i], bounds[1][i]), (bounds[0][j], bounds[1][j])
@@ -188,7 +188,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     diff = (gap, np.zeros_like(gap))
                     tol = rule.tie_tolerance(a, b, rtol, atol)
                     plain[i, j, f] = rule.bounds_verdict(
-                        theta, a, b, bi, bj, tol, axis, step, 0.0, family.margin_unit, rtol, atol
+                        theta, a, b, bi, bj, tol, axis, step, 0.0, family.rule.margin_unit, rtol, atol
                     )[0]
                     verdicts[i, j, f], lead, share = rule.bounds_verdict(
                         theta,
@@ -200,7 +200,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                         axis,
                         step,
                         min_share,
-                        family.margin_unit,
+                        family.rule.margin_unit,
                         rtol,
                         atol,
                     )

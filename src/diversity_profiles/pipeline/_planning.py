@@ -50,7 +50,7 @@ def _large_bytes(
     buffers = 6 * 2048 * 2048 * 8
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
     base = buffers + n * d * 8
-    held_per_pair = FAMILIES[family].large_solver_bytes
+    held_per_pair = FAMILIES[family].cost.large_solver_bytes
     if not held_per_pair or large_module(family) is None or not _tight(family, distance):
         return base + per_point  # bounds from the streamed passes only
     # What the iterative module holds when it fits (Z_t or K in float32, Circles' pairs),
@@ -62,14 +62,14 @@ def _large_bytes(
     if fits:
         held = fits[0]
     else:
-        held = limit if FAMILIES[family].large_solver_fills_limit else 0.0
+        held = limit if FAMILIES[family].cost.large_solver_fills_limit else 0.0
     return base + per_point + 3 * n * 256 * 8 + held
 
 
 def _no_matrix(family: str, dual: bool) -> bool:
     """The exact method needs no n × n matrix (with embeddings)."""
     fam = FAMILIES[family]
-    return fam.exact_copies is None or (fam.dual_kernel and dual)
+    return fam.cost.exact_copies is None or (fam.cost.dual_kernel and dual)
 
 
 #: Where a family's large-n method would only bound the distance loosely, method="auto" keeps
@@ -80,7 +80,7 @@ LOOSE_EXACT_FACTOR = 2.5
 
 def _tight(family: str, distance: str | None) -> bool:
     """Whether the family's large-n method is tight on ``distance`` (None: unknown, yes)."""
-    on = FAMILIES[family].large_distances
+    on = FAMILIES[family].cost.large_distances
     return distance is None or on is None or distance in on
 
 
@@ -89,7 +89,7 @@ def _exact_bytes(family: str, n: int, n_sets: int, dual: bool) -> float:
         return 0.0
     # Every set's distance matrix stays cached for the whole condition, plus the family's
     # own working copies for the set in hand.
-    return 8.0 * n * n * (n_sets + (FAMILIES[family].exact_copies or 0.0))
+    return 8.0 * n * n * (n_sets + (FAMILIES[family].cost.exact_copies or 0.0))
 
 
 def plan(
@@ -118,7 +118,7 @@ def plan(
     routes: dict[str, Route] = {}
     for fam in families:
         exact = _exact_bytes(fam, n, n_sets, dual_vendi)
-        max_n = FAMILIES[fam].auto_exact_max_n
+        max_n = FAMILIES[fam].cost.auto_exact_max_n
         if precomputed or _no_matrix(fam, dual_vendi) or max_n is None:
             # Nothing large-n to do: the matrix is the input, no n × n work is needed, or
             # the family has no large-n method (the memory check below still applies).
@@ -146,7 +146,7 @@ def plan(
             routes[fam] = Route(fam, "large", large, why)
     # Exact energy and average distance stream the pairs unless another exact family has
     # formed the distance matrices, which they then reuse (plus the upper-triangle indices).
-    streamed = [f for f in routes if FAMILIES[f].streams_exact]
+    streamed = [f for f in routes if FAMILIES[f].cost.streams_exact]
     matrices = any(r.method == "exact" and r.nbytes > 0 for f, r in routes.items()
                    if f not in streamed)  # fmt: skip
     for f in streamed:

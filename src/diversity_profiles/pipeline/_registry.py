@@ -27,22 +27,70 @@ Result = dict[str, tuple[np.ndarray, dict]]
 
 
 @dataclass(frozen=True)
+class Shown:
+    """How a family is written and drawn (sent to the browser, so js/ names no family)."""
+
+    long_name: str
+    symbol: str = ""  # how the parameter is written in text ("q", "τ")
+    axis_title: str = ""  # the parameter axis of a chart ("order q")
+    integer: bool = False  # integer-valued (counts), shown without decimals
+    #: Landmark parameter values shown by the text demo; quartiles of the grid if empty.
+    landmarks: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class VerdictPolicy:
+    """How two curves of the family are compared (the rule: :mod:`..comparison`)."""
+
+    step: bool = False  # an integer step function of its parameter (no interpolation)
+    #: Practical-significance margin (verdict rule, step 5): a fraction of the smaller
+    #: set's size for counts ("n"), of the larger value otherwise.
+    margin_unit: str = "relative"
+    margin: float = 0.01
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the planner (:mod:`._planning`) knows of the family's time and memory."""
+
+    #: The largest n that method="auto" keeps exact, measured at d = 768 on 2 shared cores
+    #: (benchmarks/large_n.py); None: the family has no large-n method and always runs exact.
+    auto_exact_max_n: int | None = None
+    #: n × n float64 matrices the exact method holds at its peak besides the distance
+    #: matrix (kernel, eigen workspace, ...); None: it needs no n × n matrix at all.
+    exact_copies: float | None = 1.0
+    #: With cosine similarity of embeddings it works on the d × d dual form (no matrix).
+    dual_kernel: bool = False
+    #: The exact method streams the pairs unless a distance matrix is formed anyway.
+    streams_exact: bool = False
+    #: Bytes per pair its large-n solver holds when that fits in memory (else it
+    #: recomputes); 0: only block buffers and per-point arrays. A tuple lists its memory
+    #: modes, largest first: it holds the first that fits.
+    large_solver_bytes: float | tuple[float, ...] = 0.0
+    #: When that does not fit: True, it keeps what fits (up to its memory limit); False,
+    #: it recomputes tiles and holds no n × n data at all.
+    large_solver_fills_limit: bool = False
+    #: Distances on which its large-n method is tight (an iterative solver applies); on
+    #: the others only the streamed passes' wide bounds exist, so method="auto" keeps the
+    #: exact method while it fits in memory. None: every distance.
+    large_distances: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Family:
+    """One registry entry: the parameter, the grid rule and the evaluation, then how the
+    family is shown, compared and costed (one group each)."""
+
     name: str
     parameter: str | None  # dimension name of the sweep; None for scale-free families
     axis: str  # "log", "linear" or "none": how the parameter is read and compared
-    long_name: str
     #: The default grid of a condition under a plan: (grid, how it was chosen).
     domain: Callable[[Condition, Plan, int], tuple[np.ndarray, str]] | None
     #: The family's variables for one set on a grid, under the call's plan.
     evaluate: Callable[[Condition, Plan, PreparedSet, np.ndarray], Result]
-    step: bool = False  # an integer step function of its parameter (compared without interpolation)
-    #: Practical-significance margin of the verdict rule (verdict.py, step 5): a fraction
-    #: of the smaller set's size for counts ("n"), of the larger value otherwise.
-    margin_unit: str = "relative"
-    margin: float = 0.01
-    symbol: str = ""  # how the parameter is written in text ("q", "τ")
-    axis_title: str = ""  # the parameter axis of a chart ("order q")
+    shown: Shown
+    rule: VerdictPolicy = VerdictPolicy()
+    cost: Cost = Cost()
     #: Bounds of a user's parameter values: always >= 0; 0 excluded when low_open, ∞
     #: accepted when allow_inf.
     low_open: bool = False
@@ -57,32 +105,11 @@ class Family:
     uses_kernel: bool = False  # reads the condition's similarity: kernel/bandwidth recorded
     #: Replicates slice each set's distance matrix (formed once before resampling).
     slices_distances: bool = False
-    #: Landmark parameter values shown by the text demo; quartiles of the grid if empty.
-    landmarks: tuple[float, ...] = ()
     default: bool = True  # computed when profiles() is called without families=
-    integer: bool = False  # integer-valued (counts), shown without decimals
-    #: Large-n planning (planning.py). The largest n that method="auto" keeps exact,
-    #: measured at d = 768 on 2 shared cores (benchmarks/large_n.py); None: the family has
-    #: no large-n method and always runs exact.
-    auto_exact_max_n: int | None = None
-    #: n × n float64 matrices the exact method holds at its peak besides the distance
-    #: matrix (kernel, eigen workspace, ...); None: it needs no n × n matrix at all.
-    exact_copies: float | None = 1.0
-    #: With cosine similarity of embeddings it works on the d × d dual form (no matrix).
-    dual_kernel: bool = False
-    #: The exact method streams the pairs unless a distance matrix is formed anyway.
-    streams_exact: bool = False
-    #: Bytes per pair its ``<name>_large`` solver holds when that fits in memory (else it
-    #: recomputes); 0: only block buffers and per-point arrays. A tuple lists its memory
-    #: modes, largest first: it holds the first that fits.
-    large_solver_bytes: float | tuple[float, ...] = 0.0
-    #: When that does not fit: True, it keeps what fits (up to its memory limit); False,
-    #: it recomputes tiles and holds no n × n data at all.
-    large_solver_fills_limit: bool = False
-    #: Distances on which its large-n method is tight (an iterative ``<name>_large``
-    #: module applies); on the others only the streamed passes' wide bounds exist, so
-    #: method="auto" keeps the exact method while it fits in memory. None: every distance.
-    large_distances: tuple[str, ...] | None = None
+
+    @property
+    def long_name(self) -> str:
+        return self.shown.long_name
 
     def display(self) -> dict:
         """The facts a view needs (sent to the browser so js/ holds no family names)."""
@@ -90,14 +117,14 @@ class Family:
             "name": self.name,
             "parameter": self.parameter,
             "axis": self.axis,
-            "step": self.step,
-            "integer": self.integer,
-            "long_name": self.long_name,
-            "symbol": self.symbol or (self.parameter or ""),
-            "axis_title": self.axis_title or (self.parameter or ""),
+            "step": self.rule.step,
+            "integer": self.shown.integer,
+            "long_name": self.shown.long_name,
+            "symbol": self.shown.symbol or (self.parameter or ""),
+            "axis_title": self.shown.axis_title or (self.parameter or ""),
             "extendable": self.extendable,
-            "margin_unit": self.margin_unit,
-            "margin": self.margin,
+            "margin_unit": self.rule.margin_unit,
+            "margin": self.rule.margin,
         }
 
 
@@ -315,108 +342,102 @@ FAMILIES: dict[str, Family] = {
             "vendi",
             "q",
             "log",
-            "Vendi score",
             _q_domain,
             _vendi,
-            symbol="q",
-            axis_title="order q",
+            Shown("Vendi score", "q", "order q", landmarks=(0.0, 1.0, 2.0, np.inf)),
+            cost=Cost(
+                auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
+                exact_copies=2,
+                dual_kernel=True,
+                large_solver_bytes=4.0,  # vendi_large holds K in float32 when it fits
+                large_distances=("euclidean",),  # vendi_large: the Gaussian kernel
+            ),
             allow_inf=True,
             uses_kernel=True,
-            landmarks=(0.0, 1.0, 2.0, np.inf),
-            auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
-            exact_copies=2,
-            dual_kernel=True,
-            large_solver_bytes=4.0,  # vendi_large holds K in float32 when it fits
-            large_distances=("euclidean",),  # vendi_large: the Gaussian kernel
         ),
-        Family(  # Leinster–Cobbold: its module is similarity_diversity.py
+        Family(  # Leinster–Cobbold: its module is families/_similarity_diversity.py
             "similarity_diversity",
             "order",  # its own dimension, so it keeps its own grid and domains= entry
             "log",
-            "similarity-sensitive diversity (Leinster–Cobbold)",
             _q_domain,  # the same orders as Vendi's
             _similarity_diversity,
-            symbol="q",
-            axis_title="order q",
+            Shown(
+                "similarity-sensitive diversity (Leinster–Cobbold)",
+                "q",
+                "order q",
+                landmarks=(0.0, 1.0, 2.0, np.inf),
+            ),
+            cost=Cost(exact_copies=2),  # Z and Z clipped (no large-n method: exact at any n)
             allow_inf=True,
             uses_kernel=True,
-            landmarks=(0.0, 1.0, 2.0, np.inf),
             default=False,  # opt in with families=[..., "similarity_diversity"]
-            exact_copies=2,  # Z and Z clipped (no large-n method: exact at any n)
         ),
         Family(
             "magnitude",
             "t",
             "log",
-            "magnitude",
             _t_domain,
             _magnitude,
-            symbol="t",
-            axis_title="scale t",
+            Shown("magnitude", "t", "scale t"),
+            cost=Cost(
+                auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
+                exact_copies=2.5,  # Z_t in float64 and float32
+                # magnitude_large holds the float64 distances and Z_t in float32 when both
+                # fit, else Z_t alone, else nothing (it recomputes tiles)
+                large_solver_bytes=(12.0, 4.0),
+                large_distances=("euclidean", "cosine"),
+            ),
             low_open=True,
             extendable=True,
-            auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
-            exact_copies=2.5,  # Z_t in float64 and float32
-            # magnitude_large holds the float64 distances and Z_t in float32 when both fit,
-            # else Z_t alone, else nothing (it recomputes tiles)
-            large_solver_bytes=(12.0, 4.0),
-            large_distances=("euclidean", "cosine"),
         ),
         Family(
             "circles",
             "tau",
             "linear",
-            "number of circles",
             _tau_domain,
             _circles,
-            step=True,
-            integer=True,
-            margin_unit="n",
-            symbol="τ",
-            axis_title="threshold τ",
+            Shown("number of circles", "τ", "threshold τ", integer=True),
+            rule=VerdictPolicy(step=True, margin_unit="n"),
+            cost=Cost(
+                auto_exact_max_n=4000,  # O(n²) per threshold in Python loops
+                exact_copies=2,  # adjacency, linkage and DSATUR
+                large_solver_bytes=8.0,  # circles_large: 16 bytes per pair within the top τ
+                large_solver_fills_limit=True,  # pairs up to the limit; looser above it
+                large_distances=("euclidean", "cosine"),  # circles_large
+            ),
             bounds=("circles", "circles_upper"),
-            auto_exact_max_n=4000,  # O(n²) per threshold in Python loops
-            exact_copies=2,  # adjacency, linkage and DSATUR
-            large_solver_bytes=8.0,  # circles_large: 16 bytes per pair within the top τ
-            large_solver_fills_limit=True,  # pairs up to the limit; looser above it
-            large_distances=("euclidean", "cosine"),  # circles_large
         ),
         Family(
             "energy",
             "s",
             "log",
-            "energy",
             _s_domain,
             _energy,
-            symbol="s",
-            axis_title="exponent s",
+            Shown("energy", "s", "exponent s"),
+            cost=Cost(auto_exact_max_n=4000, streams_exact=True),  # above: certified bounds
             low_open=True,
             extendable=True,
             slices_distances=True,
-            auto_exact_max_n=4000,  # streams either way; above it, certified bounds
-            streams_exact=True,
         ),
         Family(
             "average_distance",
             None,
             "none",
-            "average pairwise distance",
             None,
             _average_distance,
-            auto_exact_max_n=4000,
-            streams_exact=True,
+            Shown("average pairwise distance"),
+            cost=Cost(auto_exact_max_n=4000, streams_exact=True),
         ),
         Family(
             "richness",
             None,
             "none",
-            "richness (distinct items)",
             None,
             _richness,
-            integer=True,
-            margin_unit="n",
-            auto_exact_max_n=10**12,  # O(n log n) on embeddings: always exact
-            exact_copies=None,
+            Shown("richness (distinct items)", integer=True),
+            rule=VerdictPolicy(margin_unit="n"),
+            # O(n log n) on embeddings: always exact, no n × n matrix
+            cost=Cost(auto_exact_max_n=10**12, exact_copies=None),
         ),
     )
 }
