@@ -31,8 +31,8 @@ LAYERS: list[set[str]] = [
     {"large"},
     {"pipeline"},
     {"comparison", "explanation"},
-    {"display"},
     {"files"},
+    {"display"},
     {"featurisers"},
     {""},
 ]

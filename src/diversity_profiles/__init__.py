@@ -81,6 +81,8 @@ def __getattr__(name: str):
         return report
     if name in _FEATURISERS:  # optional extras: imported when first used
         return importlib.import_module(f".featurisers.{name}", __name__)
+    if name == "sharing":  # nbconvert and anywidget: loaded only when asked for
+        return importlib.import_module(".display.sharing", __name__)
     raise AttributeError(f"module 'diversity_profiles' has no attribute {name!r}")
 
 

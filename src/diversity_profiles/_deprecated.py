@@ -5,7 +5,10 @@ Version 0.2 moved the flat package into subpackages that show its layers (``core
 ``display``, ``files``, ``featurisers``). Code that imports an old path, and pickles
 that name one (a ``Profiler``, a ``Condition``), still load: importing
 ``diversity_profiles.<old>`` gives the module that now holds its code, under both
-names, with a :class:`DeprecationWarning` naming the new path. The featuriser modules
+names, with a :class:`DeprecationWarning` naming the new path. Two old paths are now
+subpackages of their own and are not aliased: ``diversity_profiles.families`` (the registry
+is ``dp.FAMILIES``, or ``diversity_profiles.pipeline``) and ``diversity_profiles.large``
+(the large-n solvers; their dispatch is in ``pipeline``). The featuriser modules
 and ``sharing`` are public namespaces (``dp.text``, ``dp.sharing``): their old paths
 keep working without a warning.
 
@@ -54,8 +57,6 @@ MOVED: dict[str, str] = {
     "_spectral_bounds": "large._spectral_bounds",
     "_tau_graphs": "large._tau_graphs",
     "condition": "pipeline._condition",
-    "families": "pipeline._registry",
-    "large": "pipeline._large",
     "planning": "pipeline._planning",
     "resampling": "pipeline._resampling",
     "profiles": "pipeline._profiles",
@@ -81,7 +82,7 @@ MOVED: dict[str, str] = {
     "storage": "files._storage",
     "_io": "files._io",
     "_csv_input": "files._csv_input",
-    "sharing": "files.sharing",
+    "sharing": "display.sharing",
     "text": "featurisers.text",
     "molecules": "featurisers.molecules",
     "images": "featurisers.images",
@@ -108,10 +109,14 @@ class _Alias(importlib.abc.Loader):
                 DeprecationWarning,
                 stacklevel=2,
             )
-        return importlib.import_module(f"{_PACKAGE}.{self.new}")
+        module = importlib.import_module(f"{_PACKAGE}.{self.new}")
+        # The import system writes the alias's spec onto the module it gets back: keep the
+        # real one, or the module's own relative imports would resolve from the old name.
+        self.spec = module.__spec__
+        return module
 
     def exec_module(self, module) -> None:  # the new module is already executed
-        pass
+        module.__spec__ = self.spec
 
 
 class MovedModuleFinder(importlib.abc.MetaPathFinder):
