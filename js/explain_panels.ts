@@ -13,13 +13,12 @@
 // textContent only, and images are shown only as <img src="data:...">.
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { View } from "vega";
+import { PALETTE } from "./constants";
 import { readFamily, type Model } from "./model";
 import type {
   Explanation, ExplainSample, ExplorerSpec, SetCategories, SetWitnesses, WitnessKind,
 } from "./traits";
 
-const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
-  "#CC79A7", "#000000"];
 const TABS = [["witnesses", "Witnesses"], ["distances", "Distances"],
   ["categories", "Categories"], ["convergence", "Convergence"]] as const;
 type Tab = typeof TABS[number][0];

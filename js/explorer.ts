@@ -5,10 +5,10 @@
 import { createExplainPanels, EXPLAIN_STYLE } from "./explain_panels";
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
 import {
-  centredOf, comparePairs, createPanel, PALETTE, ruleContext, symbolOf,
+  centredOf, comparePairs, createPanel, ruleContext, symbolOf,
   type Panel, type PairResult,
 } from "./panel";
-import { MARGIN } from "./verdict";
+import { MARGIN, PALETTE } from "./constants";
 import { pairBlock, ruleLines, type Reading } from "./wording";
 
 const STYLE = `

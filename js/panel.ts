@@ -2,18 +2,16 @@
 // domain slider, and the dominance matrix for the current domain.
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
+import { MARGIN, MIN_SHARE, PALETTE } from "./constants";
 import { dataX, type PointDetail } from "./explain_panels";
 import type { ExplorerSpec, FamilySpec } from "./model";
 import { amount, percent } from "./wording";
 import {
-  bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, MARGIN, margins,
-  marginVerdict, MIN_SHARE, separationSigns, shareAhead, signs, subsampleScale, tieTolerance,
+  bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, margins,
+  marginVerdict, separationSigns, shareAhead, signs, subsampleScale, tieTolerance,
   verdictOf, type BoundedVerdict, type ConfidentVerdict,
 } from "./verdict";
 
-// Okabe–Ito: distinguishable with the common colour-vision deficiencies (as plotting.py).
-export const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
-  "#CC79A7", "#000000"];
 const SYMBOL: Record<BoundedVerdict, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×",
   "bounds overlap": "≬" };
 /** How a family's parameter is written in text (from the registry; the dimension name if absent). */

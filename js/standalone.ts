@@ -6,7 +6,8 @@
 import { render } from "./explorer";
 import type { Explanation, ExplorerSpec, Model, Traits } from "./model";
 
-export const MIME_TYPE = "application/vnd.diversity-profiles.explorer+json";
+// Python's MIME type (display/_constants.py), generated; the JupyterLab extension reads it here.
+export { MIME_TYPE } from "./constants";
 
 export interface StandalonePayload {
   version: 1;

@@ -1,6 +1,8 @@
 // The dominance rule, for the browser: the same seven steps as
-// src/diversity_profiles/verdict.py (the single specification). Tested against
-// fixtures that Python generates from that module (tests/test_verdict_js.py).
+// src/diversity_profiles/comparison/_verdict.py (the single specification). Tested
+// against fixtures that Python generates from that module (tests/test_verdict_js.py);
+// its default tolerances come from it too, through the generated constants.ts.
+import { ATOL, MIN_SHARE, RTOL } from "./constants";
 
 export type Verdict = "dominates" | "dominated" | "tied" | "crosses";
 export type ConfidentVerdict = Verdict | "uncertain";
@@ -8,11 +10,6 @@ export type ConfidentVerdict = Verdict | "uncertain";
 export const OVERLAP = "bounds overlap";
 export type BoundedVerdict = Verdict | typeof OVERLAP;
 export type Axis = "log" | "linear" | "none";
-
-export const RTOL = 1e-6;
-export const ATOL = 1e-12;
-export const MARGIN = 0.01;
-export const MIN_SHARE = 0.05;
 
 type Num = ArrayLike<number>;
 

@@ -4,7 +4,9 @@
 :class:`ProfileExplorer` and the shapes of the ``spec`` it sends. Python's traits and the
 values it actually sends are checked against it here; the TypeScript types the view
 compiles against (``js/traits.ts``) are generated from it, and tsc checks the view
-(tests/test_js_types.py). A trait added on one side only fails here.
+(tests/test_js_types.py). A trait added on one side only fails here. The constants both
+sides use (palette, MIME type, the verdict's defaults) are generated into ``js/constants.ts``
+from Python the same way, and checked for staleness here too.
 """
 
 import importlib.util
@@ -18,6 +20,8 @@ import pytest
 import traitlets
 
 import diversity_profiles as dp
+from diversity_profiles.comparison import _verdict as verdict
+from diversity_profiles.display._constants import MIME_TYPE, PALETTE
 from diversity_profiles.display._explorer import ProfileExplorer, standalone_payload
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +30,8 @@ SCHEMA = json.loads(
 )
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("traits_ts", ROOT / "scripts" / "traits_ts.py")
+def _generator(name: str = "traits_ts"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -98,6 +102,40 @@ def test_a_trait_on_one_side_only_is_caught():
 def test_typescript_traits_are_generated_from_the_schema():
     current = (ROOT / "js" / "traits.ts").read_text("utf-8")
     assert current == _generator().render(SCHEMA), "stale: run python scripts/traits_ts.py"
+
+
+def test_typescript_constants_are_generated_from_python():
+    generator = _generator("constants_ts")
+    current = (ROOT / "js" / "constants.ts").read_text("utf-8")
+    assert current == generator.render(generator.current()), (
+        "stale: run python scripts/constants_ts.py"
+    )
+    # The script reads the source; what it read is what the package holds.
+    assert generator.current()["PALETTE"][0] == PALETTE
+    assert generator.current()["MIME_TYPE"][0] == MIME_TYPE
+    assert [generator.current()[k][0] for k in ("RTOL", "ATOL", "MARGIN", "MIN_SHARE")] == [
+        verdict.RTOL,
+        verdict.ATOL,
+        verdict.MARGIN,
+        verdict.MIN_SHARE,
+    ]
+    # A changed Python value makes the committed file stale.
+    changed = {**generator.current(), "MIN_SHARE": (0.1, "changed")}
+    assert "export const MIN_SHARE = 0.1;" in generator.render(changed).splitlines()
+    assert generator.render(changed) != current
+    with pytest.raises(ValueError, match=r"finite numbers"):
+        generator.ts_literal(float("nan"))
+
+
+def test_no_typescript_file_keeps_its_own_copy_of_the_constants():
+    copies = {
+        path.name
+        for path in (ROOT / "js").rglob("*.ts")
+        if path.name != "constants.ts"
+        and "node_modules" not in path.parts
+        and (MIME_TYPE in (text := path.read_text("utf-8")) or PALETTE[0] in text)
+    }
+    assert copies == set(), "import them from js/constants.ts"
 
 
 @pytest.fixture(scope="module")

@@ -213,8 +213,8 @@ def _distances(ds, sets: list[str]) -> dict:
 
 
 def _categories(node) -> dict:
-    from ..pipeline._registry import FAMILIES
     from ..explanation._partition import SUBCOMMUNITY
+    from ..pipeline._registry import FAMILIES
 
     ds = node.to_dataset() if hasattr(node, "to_dataset") else node
     names = [str(c) for c in ds["category"].values]

@@ -8,116 +8,31 @@ buffer, and ``domains`` / ``selected_sets`` are what the user chose.
 
 from __future__ import annotations
 
-import base64
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anywidget
-import numpy as np
 import traitlets
 
-from ..comparison._compare import bounds_of
-from ._explain_view import explanation_payload
+from ..pipeline._layout import conditions_of
 from ..pipeline._registry import FAMILIES
-from ..pipeline._layout import conditions_of, curves
-from ..comparison._verdict import MIN_SHARE
+from ._constants import BUNDLE, MIME_TYPE
+from ._explain_view import explanation_payload
+from ._payload import pack_condition, standalone_payload
+from ._static import static_view
 
 if TYPE_CHECKING:
     import xarray as xr
 
     from ..pipeline._profiler import Profiler
 
-_BUNDLE = Path(__file__).parents[1] / "static" / "widget.js"
-#: Carried by every explorer display; drawn by the JupyterLab extension with no kernel.
-MIME_TYPE = "application/vnd.diversity-profiles.explorer+json"
-
-
-def pack_condition(ds, can_extend: bool = False) -> tuple[dict, bytes]:
-    """The ``spec`` and ``curves`` traits for one condition's Dataset.
-
-    Each family carries the registry's display facts (symbol, axis title, band
-    kind, ...), so the JavaScript names no family. ``can_extend``: a profiler
-    stands behind the view, so extendable families may grow their grid.
-    """
-    sets = [str(s) for s in ds["set"].values]
-    chunks: list[np.ndarray] = []
-    offset = 0
-
-    def put(array) -> int:
-        nonlocal offset
-        flat = np.ascontiguousarray(array, dtype="<f8").ravel()
-        chunks.append(flat)
-        start, offset = offset, offset + flat.size
-        return start
-
-    families = []
-    # The n the estimates stand for: common_n when the sets were subsampled to it.
-    sizes = (
-        np.full(len(sets), float(ds.attrs["common_n"]))
-        if "common_n" in ds.attrs
-        else np.asarray(ds["n_samples"].values, float)
-        if "n_samples" in ds
-        else np.full(len(sets), np.nan)
-    )
-    for got in curves(ds).values():
-        fam = got.family
-        at = [None if x is None else put(x) for x in (got.lower, got.upper)]
-        bound_at: list[int | None] = [None, None]
-        for k, edge in enumerate(bounds_of(ds, fam.name) or ()):  # verdict.py, step 7
-            drawn = (got.lower, got.upper)[k]  # often these very bounds: sent once
-            same = drawn is not None and np.array_equal(drawn, edge)
-            bound_at[k] = at[k] if same else put(edge)
-        # Replicates (set, replicate, grid) let the view compute simultaneous bands for the
-        # domain the user narrows to, by the rule of compare (verdict.py, step 6).
-        families.append(
-            {
-                **fam.display(),
-                "extendable": bool(can_extend and fam.extendable),
-                "band": got.band,
-                "n": int(got.grid.size),
-                "grid": put(got.grid),
-                "values": put(got.values),
-                "lower": at[0],
-                "upper": at[1],
-                "method": str(ds[fam.name].attrs.get("method", "exact")),
-                "bounds_lower": bound_at[0],
-                "bounds_upper": bound_at[1],
-                "boot": None if got.boot is None else put(got.boot),
-                "n_boot": 0 if got.boot is None else int(got.boot.shape[1]),
-            }
-        )
-    spec = {
-        "condition": f"{ds.attrs.get('representation')}/{ds.attrs.get('distance')}",
-        "representation": str(ds.attrs.get("representation")),
-        "distance": str(ds.attrs.get("distance")),
-        "sets": sets,
-        "families": families,
-        "n_samples": [float(n) if np.isfinite(n) else None for n in sizes],
-        "subsample_size": None
-        if "subsample_size" not in ds
-        else [int(m) for m in ds["subsample_size"].values],
-        "ci": float(ds.attrs["ci"]) if "ci" in ds.attrs else None,
-        "min_share": MIN_SHARE,
-    }
-    return spec, np.concatenate(chunks).tobytes() if chunks else b""
-
-
-def standalone_payload(tree, conditions: list[str], condition: str | None = None) -> dict:
-    """What the explorer needs to run without a kernel, as JSON.
-
-    The JupyterLab extension (``MIME_TYPE`` outputs) and the HTML report read it with
-    ``js/standalone.ts``. Each condition carries its ``spec`` and its ``curves``
-    (base64 of little-endian float64), so the condition selector works offline too.
-    """
-    packed = {}
-    for path in conditions:
-        spec, curves = pack_condition(tree[path].to_dataset())
-        packed[path] = {
-            "spec": spec,
-            "curves": base64.b64encode(curves).decode("ascii"),
-            "explanation": explanation_payload(tree, path),
-        }
-    return {"version": 1, "condition": condition or conditions[0], "conditions": packed}
+# The old module path (diversity_profiles.explorer) still reaches these names here.
+__all__ = [
+    "MIME_TYPE",
+    "ProfileExplorer",
+    "pack_condition",
+    "standalone_payload",
+    "static_fallbacks",
+]
 
 
 class ProfileExplorer(anywidget.AnyWidget):
@@ -143,7 +58,7 @@ class ProfileExplorer(anywidget.AnyWidget):
         Sets the user picked.
     """
 
-    _esm = _BUNDLE
+    _esm = BUNDLE
     spec = traitlets.Dict().tag(sync=True)
     curves = traitlets.Bytes().tag(sync=True)
     domains = traitlets.Dict().tag(sync=True)
@@ -162,9 +77,9 @@ class ProfileExplorer(anywidget.AnyWidget):
     def __init__(
         self, tree, condition: str | None = None, profiler: Profiler | None = None, **kwargs
     ) -> None:
-        if not _BUNDLE.exists():
+        if not BUNDLE.exists():
             raise FileNotFoundError(
-                f"The explorer's JavaScript bundle is missing ({_BUNDLE}). Reinstall the package "
+                f"The explorer's JavaScript bundle is missing ({BUNDLE}). Reinstall the package "
                 f"(pip install .), which builds it, or run `npm install && npm run build`."
             )
         paths = conditions_of(tree)
@@ -233,8 +148,9 @@ class ProfileExplorer(anywidget.AnyWidget):
         """
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data[MIME_TYPE] = standalone_payload(self._tree, self.conditions, self.condition)
-        data.update(static_fallbacks(self._tree, self.condition))
+        # One compare for the chart, the summary and the payload (display/_static.py).
+        view = static_view(self._tree, self.condition, conditions=self.conditions)
+        data.update(view.mimebundle())
         return bundle
 
     @traitlets.observe("explain_request")
@@ -309,15 +225,5 @@ class ProfileExplorer(anywidget.AnyWidget):
 def static_fallbacks(tree, condition: str | None = None) -> dict:
     """``image/svg+xml`` charts and a ``text/markdown`` summary of a profile tree
     (one :func:`compare`, shared by the chart's crossings and the summary)."""
-    import vl_convert
-
-    from ..comparison._compare import compare
-    from ._plotting import plot_profiles
-    from ..comparison._summary import summary
-
-    comparison = compare(tree)
-    chart = plot_profiles(tree, condition, comparison=comparison)
-    return {
-        "image/svg+xml": vl_convert.vegalite_to_svg(chart.to_dict()),
-        "text/markdown": summary(comparison),
-    }
+    condition = condition or conditions_of(tree)[0]
+    return static_view(tree, condition, conditions=[condition]).fallbacks()

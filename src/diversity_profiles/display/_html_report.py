@@ -11,10 +11,12 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from ..files._io import GENERATOR_META, check_output, write_atomic
 from ..core._escaping import script_json
-from ._explorer import _BUNDLE, standalone_payload
+from ..files._io import GENERATOR_META, check_output, write_atomic
+from ..pipeline._layout import conditions_of
 from ..pipeline._registry import FAMILIES
+from ._constants import BUNDLE
+from ._static import static_view
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -74,13 +76,6 @@ def report(
     pathlib.Path
         The file written.
     """
-    import vl_convert
-
-    from ..comparison._compare import compare
-    from ..pipeline._layout import conditions_of
-    from ._plotting import plot_profiles
-    from ..comparison._summary import summary
-
     path = check_output(path, kind="html", overwrite=overwrite)
     paths = conditions_of(tree)
     condition = condition or paths[0]
@@ -110,8 +105,9 @@ def report(
                     f"({grid.size} points): {ds[dim].attrs.get('domain', '')}",
                 )
             )
-    comparison = compare(tree)  # once, for the summary and the chart's crossings
-    chart = plot_profiles(tree, condition, comparison=comparison)
+    # One compare for the chart, the summary and the payload (display/_static.py); the
+    # page's explorer carries this condition only.
+    view = static_view(tree, condition, conditions=[condition])
     condition_rows = "".join(
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows
     )
@@ -120,11 +116,11 @@ def report(
         title=html.escape(title or f"Diversity profiles — {condition}"),
         condition_rows=condition_rows,
         # Plain text (not Markdown-escaped): the <pre> shows it HTML-escaped, as written.
-        summary=html.escape(summary(comparison, markdown=False)),
-        svg=vl_convert.vegalite_to_svg(chart.to_dict()),
+        summary=html.escape(view.text),
+        svg=view.svg,
         # Neither '</script>' nor '<!--<script>' in a label can end or derail the script.
-        bundle=script_json(_BUNDLE.read_text()),
-        payload=script_json(standalone_payload(tree, [condition])),
+        bundle=script_json(BUNDLE.read_text()),
+        payload=script_json(view.payload),
     )
     return write_atomic(
         path, lambda p: p.write_text(page, encoding="utf-8"), kind="html", overwrite=overwrite

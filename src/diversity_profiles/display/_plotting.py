@@ -16,6 +16,7 @@ import numpy as np
 
 from ..core._escaping import ScriptSafeEncoder, display_labels, shorten
 from ..pipeline._layout import Curves, conditions_of, curves
+from ._constants import PALETTE
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
 #: character, and a 30,000-character label would take tens of seconds to draw.
 LABEL_WIDTH = 60
 
-#: Okabe–Ito: distinguishable with the common colour-vision deficiencies.
-OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
+#: The sets' colours (:data:`._constants.PALETTE`, shared with the view), under the name
+#: this module has always exported them by.
+OKABE_ITO = list(PALETTE)
 
 
 def _script_safe_json(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +122,7 @@ def _family_chart(
             base.mark_area(opacity=0.18).encode(x=x, y="lower:Q", y2="upper:Q", color=band_colour)
         )
     layers.append(
-        base.mark_line(interpolate="step-after" if fam.step else "linear").encode(
+        base.mark_line(interpolate="step-after" if fam.rule.step else "linear").encode(
             x=x,
             y=alt.Y("value:Q", title=fam.long_name),
             color=alt.Color("shown:N", **colour),
