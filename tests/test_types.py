@@ -32,8 +32,8 @@ def _public_functions_without_return_types(source: str) -> list[str]:
 
 def test_public_functions_declare_their_return_types():
     missing = {
-        path.name: found
-        for path in sorted(SRC.glob("*.py"))
+        str(path.relative_to(SRC)): found
+        for path in sorted(SRC.rglob("*.py"))
         if (found := _public_functions_without_return_types(path.read_text("utf-8")))
     }
     assert missing == {}

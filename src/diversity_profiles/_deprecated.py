@@ -122,7 +122,7 @@ class _Alias(importlib.abc.Loader):
 class MovedModuleFinder(importlib.abc.MetaPathFinder):
     """Finds ``diversity_profiles.<old>`` for every key of :data:`MOVED`."""
 
-    def find_spec(self, fullname, path, target=None):
+    def find_spec(self, fullname, path, target=None) -> importlib.machinery.ModuleSpec | None:
         package, _, old = fullname.rpartition(".")
         if package != _PACKAGE or old not in MOVED:
             return None

@@ -12,6 +12,9 @@ import os
 import time
 import warnings
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ..core._validation import check_distance_matrix, check_parameter, one_of
@@ -25,7 +28,7 @@ AUTO_TIME_LIMIT = 10.0
 AUTO_SWEEP_BUDGET = 60.0
 
 
-def load_cp_model():
+def load_cp_model() -> Any:
     # Lazy: importing ortools costs far more than the rest of the package.
     try:
         from ortools.sat.python import cp_model
@@ -101,7 +104,7 @@ def dsatur_clique_cover(A: np.ndarray, rank: np.ndarray) -> np.ndarray:
     return label
 
 
-def graph_at(D: np.ndarray):
+def graph_at(D: np.ndarray) -> Callable[[float], tuple]:
     """Return ``at(τ) -> (A, component labels, component count, non-clique components)``."""
     from scipy.cluster.hierarchy import fcluster, linkage  # lazy: slow to import
     from scipy.spatial.distance import squareform
@@ -128,7 +131,7 @@ def _hard_part(A, lab, hard, rank):
     return idx, sub, np.argsort(np.argsort(rank[idx]))
 
 
-def greedy_independent_set(A, lab, hard, rank):
+def greedy_independent_set(A, lab, hard, rank) -> np.ndarray:
     """Greedy independent set; a clique component contributes its lowest-ranked vertex."""
     order = np.lexsort((rank, lab))
     out = np.zeros(len(lab), dtype=bool)
@@ -139,7 +142,7 @@ def greedy_independent_set(A, lab, hard, rank):
     return out
 
 
-def clique_cover(A, lab, hard, rank):
+def clique_cover(A, lab, hard, rank) -> np.ndarray:
     """Clique labels covering all vertices; a clique component is a single clique."""
     out = lab.astype(np.int64) + len(lab)
     idx, sub, sub_rank = _hard_part(A, lab, hard, rank)
@@ -154,7 +157,7 @@ def _cover_counts(cover, lab, ncomp):
     return np.bincount(lab[first], minlength=ncomp)
 
 
-def solve_component(cp_model, A, cover, hint, seed, limit):
+def solve_component(cp_model, A, cover, hint, seed, limit) -> tuple:
     """Exact MIS of one component with CP-SAT; returns (set, lower, upper, optimal)."""
     k = len(A)
     model = cp_model.CpModel()
@@ -192,7 +195,7 @@ def solve_component(cp_model, A, cover, hint, seed, limit):
     return found, value, min(hi, int(np.floor(solver.best_objective_bound + 1e-6))), False
 
 
-def solve_threshold(cp_model, graph, cover, best, seed, time_limit):
+def solve_threshold(cp_model, graph, cover, best, seed, time_limit) -> tuple:
     """Close the gap of every component at one threshold; returns (set, lo, hi, timed_out)."""
     A, lab, ncomp, _ = graph
     lo = np.bincount(lab[best], minlength=ncomp)

@@ -7,7 +7,8 @@ and every set of a condition is measured with the same kernel and bandwidth.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import TypeVar
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -29,6 +30,8 @@ from ..engines._histogram import LogDistanceHistogram
 from ..families._scalefree import group_duplicate_rows
 
 FUNC = "profiles"
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ class PreparedSet:
             state.pop(key, None)
         self.__dict__.update(state)
 
-    def derived(self, key: tuple, make):
+    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
         """``make()``, computed once per ``key`` for this set and kept with it."""
         try:
             return self._cache[key]
@@ -270,7 +273,7 @@ class Condition:
 
     representation: str
     distance: str
-    sets: tuple[PreparedSet, ...]
+    sets: Sequence[PreparedSet]  # stored as a tuple
     #: The Gaussian bandwidth the user gave; None: the median heuristic, per plan.
     bandwidth: float | None = None
     circles_method: str = "auto"
