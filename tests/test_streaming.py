@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import diversity_profiles as dp
-from diversity_profiles.pipeline import _planning as planning
 from diversity_profiles.engines._distances import prepare_embeddings
 from diversity_profiles.engines._histogram import LogDistanceHistogram
 from diversity_profiles.engines._streaming import distance_pass, threshold_pass
+from diversity_profiles.pipeline import _planning as planning
 
 
 def _clustered(n, d=16, seed=0, k=8):

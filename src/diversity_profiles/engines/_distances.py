@@ -83,7 +83,9 @@ def prepare_embeddings(X: ArrayLike, distance: str, func: str, name: str = "X") 
     return arr
 
 
-def distance_block(A: np.ndarray, B: np.ndarray, distance: str) -> tuple[np.ndarray, np.ndarray | None]:
+def distance_block(
+    A: np.ndarray, B: np.ndarray, distance: str
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Distances between the rows of A and B (already prepared), and the mask of close pairs.
 
     Close pairs (nearly duplicate rows) lose their digits in the GEMM identity and are

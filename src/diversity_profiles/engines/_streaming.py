@@ -15,6 +15,9 @@ quantiles of the very distances being streamed:
 2. :func:`threshold_pass`, once the thresholds and bandwidth are fixed from the
    pooled histograms, counts the pairs at distance ≤ τ and each point's degree
    at every τ, and sums the squared kernel ``Σ_{i<j} K_ij²`` (Vendi of order 2).
+
+Besides the pairs, :func:`dual_spectrum` streams the rows once into the d × d covariance
+(cosine Vendi's dual form), as :mod:`.dask_engine` and :mod:`.torch_engine` do.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..core._progress import progress
+from ._blockwise import dual_eigenvalues
 from ._distances import refine_close_pairs
 from ._histogram import LogDistanceHistogram
 
@@ -378,3 +382,39 @@ def finish_counts(
     degrees = np.zeros((n, 0), dtype=np.int64) if bins is None else np.cumsum(bins[:, :m], axis=1)
     pairs = degrees.sum(axis=0) // 2
     return ThresholdCounts(taus, pairs, degrees, float("nan") if sum_k2 is None else sum_k2)
+
+
+#: Rows per block of :func:`gram`: 4096, as ``families.dual_kernel_spectrum`` blocks them, so
+#: that the two sum the same products in the same order (equal bit for bit on float64 rows).
+GRAM_ROWS = 4096
+
+
+def gram(X: np.ndarray, scale: float = 1.0, *, rows: int = GRAM_ROWS) -> np.ndarray:
+    """``Σ_i (scale · x_i)(scale · x_i)ᵀ`` (d × d) in float64, one row block at a time.
+
+    Examples
+    --------
+    >>> gram(np.array([[1.0, 0.0], [1.0, 2.0]]), rows=1).tolist()
+    [[2.0, 2.0], [2.0, 4.0]]
+    """
+    X = np.asarray(X)
+    C = np.zeros((X.shape[1], X.shape[1]))
+    for s in range(0, X.shape[0], rows):
+        B = np.asarray(X[s : s + rows], dtype=np.float64) * scale
+        C += B.T @ B
+    return C
+
+
+def dual_spectrum(X: np.ndarray) -> np.ndarray:
+    """Eigenvalues of ``XᵀX / n`` (cosine Vendi's dual form; rows already unit), ascending.
+
+    They are the nonzero eigenvalues of the n × n kernel ``X Xᵀ / n`` (padded with zeros
+    when d > n); the d × d form is the cheap one while d < n.
+
+    Examples
+    --------
+    >>> dual_spectrum(np.array([[1.0, 0.0], [0.0, 1.0]])).tolist()
+    [0.5, 0.5]
+    """
+    n = np.asarray(X).shape[0]
+    return dual_eigenvalues(gram(X, float(np.sqrt(1.0 / n))))

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ._blockwise import PairOperator
-from ._histogram import OCTAVES, BINS_PER_OCTAVE, LogDistanceHistogram
+from ._histogram import BINS_PER_OCTAVE, OCTAVES, LogDistanceHistogram
 from ._streaming import (
     _CLOSE32,
     _CLOSE64,

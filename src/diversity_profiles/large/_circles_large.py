@@ -18,14 +18,23 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..engines._blockwise import DEFAULT_MEMORY, TILE
-from ._tau_graphs import TauGraphs
 from ..core._validation import check_parameter, one_of
-from ..engines._distances import distance_block, refine_close_pairs, prepare_embeddings
+from ..engines import (
+    DEFAULT_MEMORY,
+    TILE,
+    distance_block,
+    distance_matrix,
+    pair_candidates,
+    prepare_embeddings,
+    refine_close_pairs,
+)
+from ._tau_graphs import TauGraphs
 
 __all__ = ["CirclesBounds", "circles_large"]
 
 FUNC = "circles_large"
+#: Distances whose float32 GEMM error bound decides the edges (see _threshold_graphs).
+DISTANCES = ("euclidean", "cosine")
 #: Below the median distance, the complement's DSATUR cover runs where the graph holds at
 #: least DSATUR_MIN_DENSITY of all pairs and DSATUR_GROWTH times the pairs of where it last
 #: ran, and at every DSATUR_STRIDE-th threshold. Measured (summed upper bounds over 100
@@ -134,7 +143,7 @@ def circles_large(
     >>> r.lower.tolist(), r.upper.tolist(), r.exact.all()
     ([4, 2, 2, 1], [4, 2, 2, 1], np.True_)
     """
-    one_of(distance, "distance", FUNC, ("euclidean", "cosine"))
+    one_of(distance, "distance", FUNC, DISTANCES)
     X = prepare_embeddings(X, distance, FUNC)
     taus, _ = check_parameter(tau, "tau", FUNC, low=0.0)
     grid, inverse = np.unique(taus, return_inverse=True)
@@ -180,8 +189,6 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
     if device is None:
         candidates = _host_candidates(X, distance)
     else:  # the tiles on a torch device; near-threshold pairs still settled here in float64
-        from ..engines._torch_engine import pair_candidates
-
         candidates = pair_candidates(X, distance, device, TILE, 4.0 * X.shape[1] * _U32)
     n = X.shape[0]
     top = len(grid) - 1
@@ -565,7 +572,6 @@ def _subsample_witnesses(X, distance, grid, ks, seed) -> dict:
     witness. A pair is decided from its float64 GEMM distance unless that lies within the
     GEMM's error bound of τ; those few are recomputed from their difference."""
     from ..families._circles import min_degree_greedy
-    from ..engines._distances import distance_matrix
 
     rng = np.random.default_rng(seed)
     n = X.shape[0]

@@ -20,16 +20,28 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..engines import _pcg
-from ..engines._blockwise import DEFAULT_MEMORY, distinct_rows, one_thread
-from ..engines._held_distances import HeldDistances, held_bytes
-from ..engines._operators import pair_operator, solver_input
 from ..core._validation import check_parameter, one_of
-from ..engines._distances import distance_block, prepare_embeddings
-from ..engines._torch_engine import namespace
+from ..engines import (
+    DEFAULT_MEMORY,
+    Breakdown,
+    HeldDistances,
+    Preconditioner,
+    build_preconditioner,
+    distance_block,
+    distinct_rows,
+    held_bytes,
+    identity_preconditioner,
+    namespace,
+    on_workers,
+    one_thread,
+    pair_operator,
+    pcg,
+    prepare_embeddings,
+    solver_input,
+)
 
 if TYPE_CHECKING:
-    from ..engines._dask_engine import Shipped
+    from ..engines import Shipped
 
 __all__ = ["MagnitudeBounds", "magnitude_large"]
 
@@ -216,8 +228,6 @@ def magnitude_large(
     mean_d = float(distance_block(rows, Xd, distance)[0].mean())
     deadline = None if time_budget is None else time.perf_counter() + float(time_budget)
     if shipped is not None and device is None:  # the distinct rows, on the workers once
-        from ..engines._dask_operator import on_workers
-
         shipped = on_workers(shipped, Xd)
     else:
         shipped = None
@@ -235,7 +245,7 @@ class _Carry:
     """What one scale hands the next: solutions (warm start) and the preconditioner."""
 
     ws: list = field(default_factory=list)  # (log t, w) of the last two scales
-    precond: _pcg.Preconditioner | None = None
+    precond: Preconditioner | None = None
     base: int = 0  # fewest iterations of a first solve with this preconditioner
     excess: int = 0  # iterations spent above ``base`` since it was built
     log_t: float = 0.0  # the scale it was built at
@@ -323,7 +333,7 @@ def _solve_scale(op, matvec32, log_t, carry, *, rtol, rank, block, regularizatio
     state = {"iterations": 0, "breakdowns": [], "level": 0}
 
     def build():
-        precond, _ = _pcg.build_preconditioner(
+        precond, _ = build_preconditioner(
             op, rank=rank, block=block, regularization=regularization, _shift=shift
         )
         return precond
@@ -349,8 +359,8 @@ def _solve_scale(op, matvec32, log_t, carry, *, rtol, rank, block, regularizatio
     if not fresh:
         start = x
         try:
-            x, it, _ = _pcg.pcg(matvec32, ones, x, precond, tol=1e-5, maxiter=carry.base + cost)
-        except _pcg.Breakdown as exc:
+            x, it, _ = pcg(matvec32, ones, x, precond, tol=1e-5, maxiter=carry.base + cost)
+        except Breakdown as exc:
             x, it = exc.x, carry.base + cost
             state["breakdowns"].append(f"reused preconditioner: {exc}; rebuilt it")
         state["iterations"] += it
@@ -370,9 +380,9 @@ def _solve_scale(op, matvec32, log_t, carry, *, rtol, rank, block, regularizatio
     # to the next level for the rest of this scale; every move is reported.
     levels = [
         (matvec32, precond, "float32 PCG"),
-        (matvec32, _pcg.identity, "float32 CG"),
+        (matvec32, identity_preconditioner, "float32 CG"),
         (matvec64, precond, "float64 PCG"),
-        (matvec64, _pcg.identity, "float64 CG"),
+        (matvec64, identity_preconditioner, "float64 CG"),
     ]
 
     def solve(b, x0, tol):
@@ -380,12 +390,12 @@ def _solve_scale(op, matvec32, log_t, carry, *, rtol, rank, block, regularizatio
         while True:
             matvec, M, name = levels[state["level"]]
             try:
-                x, it, _ = _pcg.pcg(matvec, b, x, M, tol=tol, maxiter=max_iter)
+                x, it, _ = pcg(matvec, b, x, M, tol=tol, maxiter=max_iter)
                 state["iterations"] += it
                 if it < max_iter or state["level"] == len(levels) - 1:
                     return x
                 problem = f"{name} did not converge in {max_iter} iterations"
-            except _pcg.Breakdown as exc:
+            except Breakdown as exc:
                 problem = f"{name}: {exc}"
             # The next level starts again from x0: a failed float32 iteration may have
             # wandered far (entries ~1e7 and more were measured), and a start that large

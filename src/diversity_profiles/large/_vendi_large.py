@@ -19,19 +19,27 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..engines._blockwise import DEFAULT_MEMORY, PairOperator, distinct_rows, one_thread
-from ..engines._operators import pair_operator, solver_input
-from ..engines._pcg import pivoted_cholesky
-from ._spectral_bounds import vendi_bracket
 from ..core._validation import as_finite_array, check_parameter, one_of
-from ..engines._torch_engine import namespace
+from ..engines import (
+    DEFAULT_MEMORY,
+    PairOperator,
+    distinct_rows,
+    namespace,
+    one_thread,
+    pair_operator,
+    pivoted_cholesky,
+    solver_input,
+)
+from ._spectral_bounds import vendi_bracket
 
 if TYPE_CHECKING:
-    from ..engines._dask_engine import Shipped
+    from ..engines import Shipped
 
 __all__ = ["VendiBounds", "gaussian_sum_squares", "vendi_large"]
 
 FUNC = "vendi_large"
+#: The Gaussian kernel exp(-|x - y|² / 2h²) is of Euclidean distances: it takes no other.
+DISTANCES = ("euclidean",)
 _EPS = float(np.finfo(np.float64).eps)
 #: Relative floor of the error bar: float64 rounding of sums over the spectrum.
 _ROUNDING = 1e-11

@@ -1,0 +1,202 @@
+"""The large-n solvers, declared in one static table (as scikit-learn's ``PAIRWISE_*``
+dicts map names to functions): which function solves each family, the options it takes,
+the distances it works on and the engines its products run on.
+
+The table is the only place that knows the solvers. :func:`run_solver` refuses an option
+its solver does not declare, naming the accepted ones (as xarray's ``detect_parameters``
+refuses a backend option it cannot pass), and the solver modules are imported outright:
+an import error in one of them is a bug to see, not a missing solver to work around.
+``tests/test_large_solvers.py`` checks every record against its function's signature, so
+the table cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from . import _circles_large, _magnitude_large, _vendi_large
+
+if TYPE_CHECKING:
+    from ..engines import Engine
+
+FUNC = "run_solver"
+#: Where a solver can run its products: every solver runs in memory.
+_EVERYWHERE = frozenset({"numpy", "dask", "torch"})
+
+
+def _options(names: str) -> frozenset[str]:
+    return frozenset(names.split())
+
+
+@dataclass(frozen=True)
+class Solver:
+    """One family's large-n solver: ``function(X, grid, **options)``.
+
+    Attributes
+    ----------
+    family : str
+        The family it evaluates (``"vendi"`` ...).
+    function : callable
+        ``<family>_large(X, grid, *, ...)``, returning its bounds object.
+    options : frozenset of str
+        The keyword options it takes (its private ``_``-prefixed test hooks are not options).
+    distances : tuple of str
+        The distances it evaluates the family on.
+    engines : frozenset of str
+        The engines (:class:`.engines.Engine` names) its products can run on; on any other
+        engine's sets it runs in memory, on the host.
+    kernel : str or None
+        The kernel it is written for (``"gaussian"`` for Vendi), None for a family of
+        distances alone.
+    """
+
+    family: str
+    function: Callable[..., Any]
+    options: frozenset[str]
+    distances: tuple[str, ...]
+    engines: frozenset[str]
+    kernel: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The solver's function name, e.g. ``"vendi_large"``."""
+        return self.function.__name__
+
+    def applies(self, distance: str, kernel: str | None = None) -> bool:
+        """Whether the solver evaluates the family for ``distance`` (and ``kernel``).
+
+        Examples
+        --------
+        >>> SOLVERS["vendi"].applies("euclidean", "gaussian")
+        True
+        >>> SOLVERS["vendi"].applies("cosine", "gaussian"), SOLVERS["circles"].applies("tanimoto")
+        (False, False)
+        """
+        return distance in self.distances and (self.kernel is None or kernel == self.kernel)
+
+    def engine_options(self, engine: Engine, prepared: Any) -> dict[str, Any]:
+        """The options that run the products on ``engine`` (its :meth:`~.Engine.solver_options`
+        for the set it ``prepared``), or ``{}`` where the solver cannot run them there.
+
+        Examples
+        --------
+        >>> from diversity_profiles.engines import engine_for
+        >>> SOLVERS["circles"].engine_options(engine_for(device="cpu"), None)
+        {'device': 'cpu'}
+        >>> SOLVERS["circles"].engine_options(engine_for(distributed=True), None)  # in memory
+        {}
+        """
+        return engine.solver_options(prepared) if engine.name in self.engines else {}
+
+
+#: family -> its solver. Read-only: a solver is added here, next to its module, or nowhere.
+SOLVERS: Mapping[str, Solver] = MappingProxyType(
+    {
+        "vendi": Solver(
+            "vendi",
+            _vendi_large.vendi_large,
+            _options(
+                "bandwidth rank probes steps ritz_steps power_iterations seed memory_limit "
+                "weights precision device shipped time_budget"
+            ),
+            _vendi_large.DISTANCES,
+            _EVERYWHERE,
+            kernel="gaussian",
+        ),
+        "magnitude": Solver(
+            "magnitude",
+            _magnitude_large.magnitude_large,
+            _options(
+                "distance rtol rank block regularization memory_limit max_iter device "
+                "time_budget shipped"
+            ),
+            _magnitude_large.DISTANCES,
+            _EVERYWHERE,
+        ),
+        "circles": Solver(
+            "circles",
+            _circles_large.circles_large,
+            _options(
+                "distance exact_max_component time_limit seed memory_limit device time_budget"
+            ),
+            _circles_large.DISTANCES,
+            # Its tiles run on a torch device; it takes no dask set (its threshold graphs are
+            # built in memory from the candidate pairs).
+            frozenset({"numpy", "torch"}),
+        ),
+    }
+)
+
+
+def solver(family: str) -> Solver:
+    """The large-n solver of ``family``; an unknown family is an error listing the known.
+
+    Examples
+    --------
+    >>> solver("magnitude").name
+    'magnitude_large'
+    """
+    try:
+        return SOLVERS[family]
+    except (KeyError, TypeError):  # TypeError: an unhashable family
+        known = ", ".join(repr(f) for f in SOLVERS)
+        raise ValueError(
+            f"The 'family' argument of {FUNC} must be one of {known} (the families with a "
+            f"large-n solver). Got {family!r} instead."
+        ) from None
+
+
+def run_solver(family: str, X: Any, grid: Any, /, **options: Any) -> Any:
+    """``<family>_large(X, grid, **options)``, its options checked against the table.
+
+    Parameters
+    ----------
+    family : str
+        A key of :data:`SOLVERS`.
+    X : array_like
+        The embeddings (samples × features), as the solver takes them.
+    grid : array_like
+        The family's parameter values (Vendi's orders q, magnitude's scales t, Circles'
+        thresholds τ).
+    **options
+        Options the solver declares (``SOLVERS[family].options``). One given as None is
+        left to the solver's default: the pipeline's unset settings are None.
+
+    Returns
+    -------
+    The solver's bounds object (``VendiBounds``, ``MagnitudeBounds``, ``CirclesBounds``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown family, or an option the solver does not declare (nothing is
+        dropped in silence: a misspelt option would otherwise leave a default in place).
+
+    Examples
+    --------
+    >>> r = run_solver("circles", [[0.0], [1.0], [2.0], [3.0]], [0.5, 1.0, 2.0, 3.0])
+    >>> r.lower.tolist()
+    [4, 2, 2, 1]
+    >>> run_solver("circles", [[0.0]], [1.0], rtol=1e-6)
+    Traceback (most recent call last):
+    ...
+    ValueError: run_solver('circles', X, grid, rtol=...): circles_large takes no option 'rtol'. \
+Its options are: device, distance, exact_max_component, memory_limit, seed, time_budget, \
+time_limit. Leave it out, or pass one of those.
+    """
+    s = solver(family)
+    unknown = sorted(set(options) - s.options)
+    if unknown:
+        call = ", ".join(["X", "grid", *(f"{k}=..." for k in options)])
+        what = "option" if len(unknown) == 1 else "options"
+        them = "it" if len(unknown) == 1 else "them"
+        raise ValueError(
+            f"{FUNC}({family!r}, {call}): {s.name} takes no {what} "
+            f"{', '.join(repr(k) for k in unknown)}. Its options are: "
+            f"{', '.join(sorted(s.options))}. Leave {them} out, or pass one of those."
+        )
+    given = {k: v for k, v in options.items() if v is not None}
+    return s.function(X, grid, **given)
