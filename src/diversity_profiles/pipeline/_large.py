@@ -22,30 +22,18 @@ and ``circles_upper``).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engines._histogram import LogDistanceHistogram
-from ..engines._streaming import ThresholdCounts
-from ..engines._torch_engine import namespace
+from ..core._methods import BOUNDS, ESTIMATE, EXACT, STRENGTH
+from ..engines import Engine, LogDistanceHistogram, ThresholdCounts, engine_for, namespace
+from ..large import SOLVERS, run_solver
 
 if TYPE_CHECKING:
     from ._condition import Condition, PreparedSet
     from ._plan import Plan
-
-EXACT, BOUNDS, ESTIMATE = "exact", "certified bounds", "estimate ± error"
-#: vendi_large's error bar, measured against eigvalsh (benchmarks/large_n_methods.py).
-COVERAGE_NOTE = (
-    "measured at n = 2000 over 20 datasets: the error bar covered the exact value in 80 of "
-    "80 cases at q = 0.25-1.5, errors at most 0.14% for q <= 1 and 4.3e-8 for q >= 2"
-)
-#: How a family's value was obtained, weakest last: merging sets keeps the weakest.
-STRENGTH = {EXACT: 0, BOUNDS: 1, ESTIMATE: 2}
-
 
 @dataclass
 class Bracket:
@@ -70,14 +58,6 @@ class Bracket:
     kind: list[str] | None = None
 
 
-def large_module(family: str) -> ModuleType | None:
-    """The large-n module of a family (``magnitude_large`` ...), or None when absent."""
-    try:
-        return importlib.import_module(f"..large._{family}_large", __package__)
-    except ImportError:
-        return None
-
-
 def _result(family: str, b: Bracket, lower_name: str | None = None) -> dict:
     attrs = {"method": b.method}
     if b.note:
@@ -96,48 +76,26 @@ def _result(family: str, b: Bracket, lower_name: str | None = None) -> dict:
 # --- the streamed passes, cached per set ---------------------------------------------------
 
 
-def shipped(item: PreparedSet) -> object:
-    """The set's embeddings as the pass functions take them: on the dask workers (sent once
-    per set and kept for every pass) when the set came as a dask collection, on the torch
-    device (copied once per set) when the set runs on one."""
-    if not item.distributed and item.device is None:
-        return item.embeddings
-
-    def send() -> object:
-        if item.device is not None:
-            from ..engines._torch_engine import DeviceSet
-
-            assert item.embeddings is not None  # only embedding sets get a device
-            return DeviceSet(item.embeddings, item.distance, item.device)
-        from ..engines._dask_engine import ship
-
-        return ship(item.embeddings)
-
-    return item.derived(("shipped",), send)
+def engine(item: PreparedSet) -> Engine:
+    """The engine that runs the set's passes and solver products (chosen in one place,
+    :func:`..engines.engine_for`): a torch device, dask workers, or numpy in memory."""
+    return engine_for(distributed=item.distributed, device=item.device)
 
 
-def _engine(item: PreparedSet):
-    """The module running the streamed passes: :mod:`.torch_engine` (a torch device),
-    :mod:`.dask_engine` (dask input) or :mod:`.streaming`."""
-    if item.device is not None:
-        from ..engines import _torch_engine as torch_engine
-
-        return torch_engine
-    if item.distributed:
-        from ..engines import _dask_engine as dask_engine
-
-        return dask_engine
-    from ..engines import _streaming as streaming
-
-    return streaming
+def prepared_input(item: PreparedSet) -> object:
+    """The set's embeddings as its engine takes them, made ready once per set: on the dask
+    workers (sent once and kept for every pass), on the torch device (copied once), or the
+    embeddings themselves in memory."""
+    eng = engine(item)
+    return item.derived(("engine input", eng), lambda: eng.prepare(item.embeddings, item.distance))
 
 
 def histogram(item: PreparedSet) -> LogDistanceHistogram:
     """The set's log-distance histogram from the blocked streamed pass (float64 GEMM)."""
     return item.derived(
         ("streamed histogram",),
-        lambda: _engine(item).distance_pass(
-            shipped(item), item.distance, desc=f"set {item.label!r}: distances"
+        lambda: engine(item).distance_pass(
+            prepared_input(item), item.distance, desc=f"set {item.label!r}: distances"
         ),
     )
 
@@ -176,8 +134,8 @@ def counts(
     key = ("counts", None if taus is None else np.asarray(taus).tobytes(), kernel_key)
     return item.derived(
         key,
-        lambda: _engine(item).threshold_pass(
-            shipped(item), item.distance, taus, fn, desc=f"set {item.label!r}: thresholds"
+        lambda: engine(item).threshold_pass(
+            prepared_input(item), item.distance, taus, fn, desc=f"set {item.label!r}: thresholds"
         ),
     )
 
@@ -233,85 +191,44 @@ def average_distance(cond: Condition, plan: Plan, item: PreparedSet) -> dict:
 
 def _call_large(
     cond: Condition, plan: Plan, family: str, item: PreparedSet, grid: np.ndarray, **kw
-):
-    """Run ``<family>_large.<family>_large(X, grid, ...)`` when that module is installed.
+) -> Bracket | None:
+    """Run the family's large-n solver (the table :data:`..large.SOLVERS`) on one set.
 
-    The interface (met by ``magnitude_large``): the function takes the embeddings, the grid
-    and keyword options, and returns an object with ``value``, ``lower``, ``upper`` arrays
-    in grid order and ``kind`` per point (``"certified"`` bounds or an ``"estimate"``), and
-    may say where its products ran (``engine``). A dask set is passed on the workers
-    (``shipped``) to the functions that take it.
-    Options the function does not take are not passed. Returns None without the module.
+    None when the solver does not apply (no embeddings, another distance or kernel): the
+    caller then uses the certified bounds of the streamed passes. The call's settings go
+    to the solver where it declares them; ``kw`` (e.g. ``bandwidth``) is passed as it is,
+    so an option the solver does not declare is an error, not a silent default.
     """
-    import inspect
-
-    mod = large_module(family)
-    fn = getattr(mod, f"{family}_large", None)
-    if fn is None or item.embeddings is None:  # the iterative modules work from embeddings
+    spec = SOLVERS[family]
+    if item.embeddings is None or not spec.applies(item.distance, cond.kernel):
         return None
-    options = {
+    settings = {
         "distance": item.distance,
         "rtol": plan.accuracy,
-        "accuracy": plan.accuracy,
         "time_budget": plan.time_budget,
         "memory_limit": plan.memory_limit,
         "seed": cond.seed,
-        "device": item.device,
-        # A dask set: the solvers' products run as tasks on the workers holding the set.
-        "shipped": shipped(item) if item.distributed and item.device is None else None,
-        **kw,
     }
-    accepted = inspect.signature(fn).parameters
-    options = {k: v for k, v in options.items() if k in accepted and v is not None}
-    res = fn(item.embeddings, grid, **options)
+    eng = engine(item)
+    res = run_solver(
+        family,
+        item.embeddings,
+        grid,
+        **{k: v for k, v in settings.items() if k in spec.options},
+        **spec.engine_options(eng, prepared_input(item)),
+        **kw,
+    )
     # Circles' bounds carry no separate value: the reported curve is the witnessed lower one.
     value = getattr(res, "value", res.lower)
     kinds = list(getattr(res, "kind", ["certified"] * len(np.atleast_1d(grid))))
     # "skipped" (time budget spent): the caller fills in certified bounds of its own.
     # "bounds": vendi_large's bracket alone (time budget spent), certified like "certified".
     n_estimated = sum(k not in ("certified", "exact", "skipped", "bounds") for k in kinds)
-    method = BOUNDS if n_estimated == 0 else ESTIMATE
-    error = getattr(res, "error", None)
-    if family == "vendi":
-        # vendi_large's bracket is certified at every order; its estimate's error bar (3
-        # probe standard errors plus the Gauss/Gauss-Radau gaps) is claimed because it was
-        # measured to hold: COVERAGE_NOTE (benchmarks/large_n_methods.py, vendi_coverage;
-        # the 4 misses are one dataset's probe draw, 3.2 standard errors off at every
-        # order; the earlier, pinching-biased estimator covered 52.5%).
-        bound_methods = (BOUNDS, BOUNDS)
-        if method == ESTIMATE:
-            note = (
-                "vendi_large: deflated stochastic Lanczos quadrature, value ± vendi_error "
-                f"(an estimate; {COVERAGE_NOTE}); vendi_lower/vendi_upper: certified bracket "
-                "(Ritz values, interlacing and Weyl)"
-            )
-        else:
-            note = (
-                "vendi_large: certified bracket (vendi_lower/vendi_upper: Ritz values, "
-                "interlacing and Weyl); "
-                + ("the time budget was spent before the Lanczos estimate: the value is the "
-                   "bracket's midpoint, vendi_error its half-width"
-                   if "bounds" in kinds else "exact or certified to 1e-6 at every order")
-            )  # fmt: skip
-    elif family == "magnitude":
-        # The lower bound 2·1ᵀw − wᵀZw is certified at every scale; the upper bound only
-        # where Gershgorin proves a smallest eigenvalue, else it is estimated.
-        bound_methods = (BOUNDS, method)
-        note = (
-            "magnitude_large: preconditioned CG; magnitude_lower certified (variational form) at "
-            "every scale, magnitude_upper certified where Gershgorin bounds the smallest "
-            "eigenvalue and an estimate elsewhere"
-            + ("" if n_estimated == 0 else " (method: 'estimate ± error')")
-        )
-    else:
-        bound_methods = None
-        note = f"{family}_large" + (
-            "" if method == BOUNDS else " (upper bound estimated where it could not be certified)"
-        )
+    method, note, bound_methods = spec.provenance(BOUNDS if n_estimated == 0 else ESTIMATE, kinds)
     if getattr(res, "engine", "numpy") == "dask":
         note += "; its products K V ran as dask tasks (upper-triangle row blocks on the workers)"
     return Bracket(
-        value, method, res.lower, res.upper, error=error, note=note,
+        value, method, res.lower, res.upper, error=getattr(res, "error", None), note=note,
         bound_methods=bound_methods, kind=kinds,
     )  # fmt: skip
 

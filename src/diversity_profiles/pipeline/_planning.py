@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core._validation import human_bytes, available_memory_bytes
+from ..large import SOLVERS
 from ._registry import FAMILIES
 
 METHODS = ("auto", "exact", "large")
@@ -45,13 +46,11 @@ def _large_bytes(
 ) -> float:
     """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X, and
     what the iterative module holds with ``memory_limit = solver_memory(available)``."""
-    from ._large import large_module
-
     buffers = 6 * 2048 * 2048 * 8
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
     base = buffers + n * d * 8
     held_per_pair = FAMILIES[family].cost.large_solver_bytes
-    if not held_per_pair or large_module(family) is None or not _tight(family, distance):
+    if not held_per_pair or family not in SOLVERS or not _tight(family, distance):
         return base + per_point  # bounds from the streamed passes only
     # What the iterative module holds when it fits (Z_t or K in float32, Circles' pairs),
     # else its memory limit or nothing (it recomputes tiles); plus a few n × 256 float64
@@ -79,9 +78,12 @@ LOOSE_EXACT_FACTOR = 2.5
 
 
 def _tight(family: str, distance: str | None) -> bool:
-    """Whether the family's large-n method is tight on ``distance`` (None: unknown, yes)."""
-    on = FAMILIES[family].cost.large_distances
-    return distance is None or on is None or distance in on
+    """Whether the family's large-n method is tight on ``distance`` (None: unknown, yes):
+    its solver applies there (:data:`..large.SOLVERS`), or it has none and its streamed
+    pass is exact or tightly bounded on every distance. Elsewhere only the streamed passes'
+    wide bounds exist, so method="auto" keeps the exact method while it fits in memory."""
+    spec = SOLVERS.get(family)
+    return distance is None or spec is None or distance in spec.distances
 
 
 def _exact_bytes(family: str, n: int, n_sets: int, dual: bool) -> float:

@@ -23,7 +23,8 @@ from ._condition import Condition, prepare_sets
 from ..engines._distances import median_bandwidth
 from ._plan import Plan
 from ._registry import FAMILIES, Family
-from ._large import STRENGTH
+from ..core._methods import STRENGTH
+from ._large import engine
 from ..core._representation import Representation
 
 if TYPE_CHECKING:
@@ -429,15 +430,8 @@ def profile_condition(
     plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
     ds = _build_dataset(cond, plan, fams, {name: how for name, (_, how) in grids.items()}, unc)
     ds.attrs.update(details)
-    if any(item.distributed for item in cond.sets):
-        from ..engines._dask_engine import provenance as dask_provenance
-
-        ds.attrs.update(dask_provenance())
-    on_device = next((item.device for item in cond.sets if item.device is not None), None)
-    if on_device is not None:
-        from ..engines._torch_engine import provenance
-
-        ds.attrs.update(provenance(on_device))
+    for eng in dict.fromkeys(engine(item) for item in cond.sets):  # where the passes ran
+        ds.attrs.update(eng.provenance())
     return xr.DataTree.from_dict({f"{cond.representation}/{cond.distance}": ds})
 
 

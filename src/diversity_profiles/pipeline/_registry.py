@@ -70,10 +70,6 @@ class Cost:
     #: When that does not fit: True, it keeps what fits (up to its memory limit); False,
     #: it recomputes tiles and holds no n × n data at all.
     large_solver_fills_limit: bool = False
-    #: Distances on which its large-n method is tight (an iterative solver applies); on
-    #: the others only the streamed passes' wide bounds exist, so method="auto" keeps the
-    #: exact method while it fits in memory. None: every distance.
-    large_distances: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -158,10 +154,9 @@ def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Re
 
     p = None if item.weights is None else item.weights / item.weights.sum()
     n, d = item.embeddings.shape if item.embeddings is not None else (item.n, item.n)
-    engine_input = item.distributed or item.device is not None
-    if cond.kernel == "cosine similarity" and engine_input and p is None and d < n:
-        # the d × d covariance as a dask tree sum, or on the torch device
-        raw = large._engine(item).dual_spectrum(large.shipped(item))
+    if cond.kernel == "cosine similarity" and p is None and d < n:
+        # the d × d covariance on the set's engine (in memory, a dask tree sum, a device)
+        raw = large.engine(item).dual_spectrum(large.prepared_input(item))
         size = max(n, d)
     elif cond.kernel == "cosine similarity":  # embeddings are unit rows: the d × d dual form
         assert item.embeddings is not None  # this kernel is only chosen for embeddings
@@ -350,7 +345,6 @@ FAMILIES: dict[str, Family] = {
                 exact_copies=2,
                 dual_kernel=True,
                 large_solver_bytes=4.0,  # vendi_large holds K in float32 when it fits
-                large_distances=("euclidean",),  # vendi_large: the Gaussian kernel
             ),
             allow_inf=True,
             uses_kernel=True,
@@ -385,7 +379,6 @@ FAMILIES: dict[str, Family] = {
                 # magnitude_large holds the float64 distances and Z_t in float32 when both
                 # fit, else Z_t alone, else nothing (it recomputes tiles)
                 large_solver_bytes=(12.0, 4.0),
-                large_distances=("euclidean", "cosine"),
             ),
             low_open=True,
             extendable=True,
@@ -403,7 +396,6 @@ FAMILIES: dict[str, Family] = {
                 exact_copies=2,  # adjacency, linkage and DSATUR
                 large_solver_bytes=8.0,  # circles_large: 16 bytes per pair within the top τ
                 large_solver_fills_limit=True,  # pairs up to the limit; looser above it
-                large_distances=("euclidean", "cosine"),  # circles_large
             ),
             bounds=("circles", "circles_upper"),
         ),
