@@ -320,9 +320,9 @@ def _nanmax(values) -> float:
 def bench_magnitude(sz: Sizes) -> list[Row]:
     try:
         from diversity_profiles.families._magnitude import (
+            magnitude,
             magnitude_scale_range,
             magnitude_values,
-            magnitude,
         )
     except ImportError as exc:
         log(f"diversity_profiles.magnitude not importable: {exc}")
@@ -697,8 +697,8 @@ def bench_energy(sz: Sizes) -> list[Row]:
 
     import diversity_profiles as dp
     from diversity_profiles.engines._distances import iter_distance_blocks, prepare_embeddings
-    from diversity_profiles.families._energy import energy_from_histogram, energy_scale_range
     from diversity_profiles.engines._histogram import LogDistanceHistogram
+    from diversity_profiles.families._energy import energy_from_histogram, energy_scale_range
 
     n, d, n_s = sz.energy_n, 768, 200
     X = _data.clustered(n, d, k=10, seed=8)

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 import diversity_profiles as dp
-from diversity_profiles.large._circles_large import circles_large
 from diversity_profiles.engines._distances import distance_matrix, gaussian_kernel
+from diversity_profiles.large._circles_large import circles_large
 from diversity_profiles.large._magnitude_large import magnitude_large
 from diversity_profiles.large._vendi_large import vendi_large
 

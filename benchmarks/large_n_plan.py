@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from diversity_profiles.pipeline import _planning as planning
 from diversity_profiles.core._validation import available_memory_bytes
+from diversity_profiles.pipeline import _planning as planning
 
 FAMILIES = ["vendi", "magnitude", "circles", "energy", "average_distance", "richness"]
 

@@ -16,8 +16,8 @@ from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
 from diversity_profiles._accessor import conditions_of
-from diversity_profiles.display._explorer import ProfileExplorer
 from diversity_profiles.comparison._summary import summary
+from diversity_profiles.display._explorer import ProfileExplorer
 
 from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
-from diversity_profiles.families._circles import circles_sweep, circles
+from diversity_profiles.families._circles import circles, circles_sweep
 
 METHODS = ["exact", "greedy", "auto"]
 

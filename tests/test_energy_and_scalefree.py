@@ -8,8 +8,8 @@ import pytest
 from scipy.spatial.distance import pdist, squareform
 
 import diversity_profiles as dp
-from diversity_profiles.families._energy import energy_from_histogram, energy_scale_range
 from diversity_profiles.engines._histogram import LogDistanceHistogram
+from diversity_profiles.families._energy import energy_from_histogram, energy_scale_range
 
 
 def direct_energy(points_1d, s):

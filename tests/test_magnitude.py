@@ -14,9 +14,9 @@ from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import cdist
 
 from diversity_profiles.families._magnitude import (
+    magnitude,
     magnitude_scale_range,
     magnitude_values,
-    magnitude,
 )
 
 # Scales relative to the median distance: from the ill-conditioned 1e-8 to fully scattered.

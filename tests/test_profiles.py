@@ -377,16 +377,16 @@ def test_concurrent_calls_on_one_profiler_keep_their_own_plans():
     kw = dict(families=["magnitude", "energy"], n_points=6)
     exact = profiler.profiles(method="exact", **kw)["r/euclidean"].to_dataset()
     with ThreadPoolExecutor(2) as pool:
-        runs = [
-            pool.submit(profiler.profiles, method=m, **kw) for m in ("exact", "large") * 3
-        ]
+        runs = [pool.submit(profiler.profiles, method=m, **kw) for m in ("exact", "large") * 3]
         trees = [r.result()["r/euclidean"].to_dataset() for r in runs]
     for method, ds in zip(("exact", "large") * 3, trees, strict=True):
         routes = json.loads(ds.attrs["plan"])["routes"]
         assert set(routes.values()) == {method}
         if method == "exact":
             # The same plan and grids; BLAS threads beside another call may reorder sums.
-            np.testing.assert_allclose(ds["magnitude"].values, exact["magnitude"].values, rtol=1e-12)
+            np.testing.assert_allclose(
+                ds["magnitude"].values, exact["magnitude"].values, rtol=1e-12
+            )
             np.testing.assert_array_equal(ds["t"].values, exact["t"].values)
         else:
             assert "magnitude_lower" in ds and ds["magnitude"].attrs["method"] != "exact"

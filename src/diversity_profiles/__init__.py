@@ -18,27 +18,28 @@ import types
 
 from . import _deprecated
 from ._version import __version__
+from .comparison import compare
+from .core import Representation
+from .engines import pairwise_distances
+from .explanation import convergence, explain, profiles
 
 # Every module imports only numpy at load time (scipy and xarray inside the
 # functions that need them), so all load eagerly. They must: a function named
 # like its module (energy, magnitude, circles, profiles, compare) has to be bound
 # here, or importing the submodule later would shadow it with the module.
-from .families._circles import circles
-from .comparison._compare import compare
-from .explanation._convergence import convergence
-from .engines._distances import pairwise_distances
-from .families._energy import CoincidentPointsWarning, energy
-from .explanation._explain import explain
-from .pipeline._registry import FAMILIES
-from .families._magnitude import magnitude
-from .pipeline._profiler import Profiler
-from .explanation._one_call import profiles
-from .pipeline._profiles import merge
-from .core._representation import Representation
-from .families._scalefree import average_distance, richness
-from .families._similarity_diversity import similarity_diversity
-from .files._storage import open_profiles
-from .families._vendi import vendi_score, vendi_score_dual
+from .families import (
+    CoincidentPointsWarning,
+    average_distance,
+    circles,
+    energy,
+    magnitude,
+    richness,
+    similarity_diversity,
+    vendi_score,
+    vendi_score_dual,
+)
+from .files import open_profiles
+from .pipeline import FAMILIES, Profiler, merge
 
 __all__ = [
     "FAMILIES",
@@ -72,11 +73,11 @@ _FEATURISERS = ("text", "molecules", "images", "datasets")
 def __getattr__(name: str):
     # The explorer pulls in anywidget and ipywidgets: loaded only when asked for.
     if name == "ProfileExplorer":
-        from .display._explorer import ProfileExplorer
+        from .display import ProfileExplorer
 
         return ProfileExplorer
     if name == "report":
-        from .display._html_report import report
+        from .display import report
 
         return report
     if name in _FEATURISERS:  # optional extras: imported when first used
@@ -95,7 +96,7 @@ def load_ipython_extension(ipython) -> None:
     """
     import xarray as xr
 
-    from .display._notebook import tree_mimebundle
+    from .display import tree_mimebundle
 
     ipython.display_formatter.mimebundle_formatter.for_type(xr.DataTree, tree_mimebundle)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import xarray as xr
 
-from .pipeline._layout import band_of, comparison_paths, conditions_of, tidy
+from .pipeline import band_of, comparison_paths, conditions_of, tidy
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     import altair as alt
     import pandas as pd
 
-    from .display._explorer import ProfileExplorer
-    from .pipeline._profiler import Profiler
+    from .display import ProfileExplorer
+    from .pipeline import Profiler
 
 __all__ = ["DiversityProfilesAccessor", "band_of", "comparison_paths", "conditions_of", "tidy"]
 
@@ -55,13 +55,13 @@ class DiversityProfilesAccessor:
 
     def compare(self, **kwargs) -> xr.DataTree:
         """Verdicts for every pair of sets: see :func:`diversity_profiles.comparison._compare`."""
-        from .comparison._compare import compare
+        from .comparison import compare
 
         return compare(self._tree, **kwargs)
 
     def plot(self, condition: str | None = None, *, crossings: bool = True) -> alt.ConcatChart:
-        """Altair charts of every family: see :func:`diversity_profiles.display._plotting.plot_profiles`."""
-        from .display._plotting import plot_profiles
+        """Altair charts of every family (:func:`.display.plot_profiles`)."""
+        from .display import plot_profiles
 
         return plot_profiles(self._tree, condition, crossings=crossings)
 
@@ -70,19 +70,19 @@ class DiversityProfilesAccessor:
     ) -> ProfileExplorer:
         """The interactive explorer widget for a condition (the first by default);
         pass the :class:`~diversity_profiles.Profiler` behind the tree to extend grids."""
-        from .display._explorer import ProfileExplorer
+        from .display import ProfileExplorer
 
         return ProfileExplorer(self._tree, condition, profiler=profiler)
 
     def report(self, path, **kwargs) -> Path:
         """A self-contained offline HTML report (see :func:`diversity_profiles.report`)."""
-        from .display._html_report import report
+        from .display import report
 
         return report(self._tree, path, **kwargs)
 
     def summary(self, **kwargs) -> str:
         """Markdown conclusions with their conditions (compares first if needed)."""
-        from .comparison._summary import summary
+        from .comparison import summary
 
         tree = self._tree if comparison_paths(self._tree) else self.compare(**kwargs)
         return summary(tree)

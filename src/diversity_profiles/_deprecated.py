@@ -91,7 +91,7 @@ MOVED: dict[str, str] = {
 }
 
 #: Old paths that are public namespaces today: aliases without a warning.
-SILENT = frozenset(['datasets', 'images', 'molecules', 'sharing', 'text'])
+SILENT = frozenset(["datasets", "images", "molecules", "sharing", "text"])
 
 _PACKAGE = __name__.rpartition(".")[0]
 

@@ -61,7 +61,7 @@ def read_embeddings(path: Path) -> np.ndarray:
                     raise InputError(f"{path}: holds arrays {archive.files}; keep exactly one")
                 arr = archive[archive.files[0]]
         elif suffix == ".csv":
-            from .files._csv_input import CsvError, read_csv
+            from .files import CsvError, read_csv
 
             try:
                 arr = read_csv(path)
@@ -92,7 +92,7 @@ def _progress(message: str) -> None:
 
 
 def _check_output(path: str, kind: str, overwrite: bool, inputs=()) -> Path:
-    from .files._io import check_output
+    from .files import check_output
 
     try:
         return check_output(path, kind=kind, overwrite=overwrite, inputs=inputs, flag="--overwrite")
@@ -101,7 +101,7 @@ def _check_output(path: str, kind: str, overwrite: bool, inputs=()) -> Path:
 
 
 def _write(out: Path, write, overwrite: bool) -> None:
-    from .files._io import write_atomic
+    from .files import write_atomic
 
     try:
         write_atomic(out, write, kind="store", overwrite=overwrite, flag="--overwrite")
@@ -131,8 +131,8 @@ def _connect(address: str):
 def cmd_compute(args) -> int:
     import diversity_profiles as dp
 
-    from .files._io import store_kind
-    from .core._validation import check_text
+    from .core import check_text
+    from .files import store_kind
 
     # Checked before computing so nobody waits for a doomed run; the binding check is
     # made again at the final rename (two runs may race for one name).
@@ -154,7 +154,7 @@ def cmd_compute(args) -> int:
         sets[label] = read_embeddings(Path(name))
     families = args.families.split(",") if args.families else None
     if args.device:  # refused before any work when the device or torch is missing
-        from .engines._torch_engine import resolve_device
+        from .engines import resolve_device
 
         try:
             resolve_device(args.device, "diversity-profiles compute (--device)")
@@ -191,7 +191,7 @@ def cmd_compute(args) -> int:
 
 
 def _open(path: str):
-    from .files._storage import open_profiles
+    from .files import open_profiles
 
     try:
         return open_profiles(path)

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .pipeline._registry import FAMILIES
+from .pipeline import FAMILIES
 
 
 def digit_sets(n_per_set: int = 150, seed: int = 0) -> dict[str, np.ndarray]:
@@ -70,7 +70,9 @@ def summarize(tree) -> str:
                 continue
             grid = ds[fam.parameter].values
             # the registry's landmarks on the grid, else its quartiles
-            picks = [int(np.flatnonzero(grid == x)[0]) for x in fam.shown.landmarks if x in grid] or [
+            picks = [
+                int(np.flatnonzero(grid == x)[0]) for x in fam.shown.landmarks if x in grid
+            ] or [
                 len(grid) // 4,
                 len(grid) // 2,
                 3 * len(grid) // 4,
@@ -99,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import diversity_profiles as dp
 
-    from .files._io import check_output, write_atomic
+    from .files import check_output, write_atomic
 
     try:
         # --overwrite replaces only a profile file written by this package.

@@ -1,2 +1,13 @@
 """Comparing profiles: the verdict rule (specified once, mirrored by the browser), its
 wording, :func:`compare` and the plain-language summary. Never imports the display."""
+
+from ._compare import bounds_of, compare
+from ._summary import summary
+from ._verdict import MIN_SHARE
+
+__all__ = [
+    "MIN_SHARE",
+    "bounds_of",
+    "compare",
+    "summary",
+]

@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core import check_real, one_of
+from ..pipeline import FAMILIES, centred_replicates, subsample_scale
+from ..pipeline import curves as family_curves
 from . import _verdict as rule
 from . import _wording as wording
-from ..core._validation import check_real, one_of
-from ..pipeline._registry import FAMILIES
-from ..pipeline._layout import curves as family_curves
-from ..pipeline._resampling import centred_replicates, subsample_scale
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -165,9 +164,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         centred = None
         if got.boot is not None and np.isfinite(scales).all():
             raw = got.boot[..., keep]
-            centred = [
-                centred_replicates(raw[k], vals[k], scales[k], caps[k]) for k in range(S)
-            ]
+            centred = [centred_replicates(raw[k], vals[k], scales[k], caps[k]) for k in range(S)]
         axis, step = family.axis, family.rule.step
         for i in range(S):
             for j in range(S):
@@ -188,7 +185,18 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     diff = (gap, np.zeros_like(gap))
                     tol = rule.tie_tolerance(a, b, rtol, atol)
                     plain[i, j, f] = rule.bounds_verdict(
-                        theta, a, b, bi, bj, tol, axis, step, 0.0, family.rule.margin_unit, rtol, atol
+                        theta,
+                        a,
+                        b,
+                        bi,
+                        bj,
+                        tol,
+                        axis,
+                        step,
+                        0.0,
+                        family.rule.margin_unit,
+                        rtol,
+                        atol,
                     )[0]
                     verdicts[i, j, f], lead, share = rule.bounds_verdict(
                         theta,
@@ -343,7 +351,7 @@ def compare(
     """
     import xarray as xr
 
-    from ..pipeline._layout import conditions_of
+    from ..pipeline import conditions_of
 
     if not isinstance(tree, xr.DataTree):
         raise TypeError(f"{FUNC} takes a DataTree from dp.profiles. Got {type(tree).__name__}.")

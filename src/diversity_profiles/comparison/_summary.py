@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..core import markdown_code, markdown_text
+from ..pipeline import FAMILIES
 from . import _wording as wording
-from ..core._escaping import markdown_code, markdown_text
-from ..pipeline._registry import FAMILIES
 from ._wording import Reading
 
 #: How untrusted text (labels, paths, attributes) is written: as Markdown text and
@@ -132,7 +132,7 @@ def summary(comparison, *, markdown: bool = True) -> str:
     text; ``markdown=False`` writes them as they are (plain text, for a page that
     escapes it itself).
     """
-    from ..pipeline._layout import comparison_paths
+    from ..pipeline import comparison_paths
 
     esc, code = (markdown_text, markdown_code) if markdown else (str, _plain_code)
     parts = [

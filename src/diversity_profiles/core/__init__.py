@@ -1,2 +1,67 @@
 """The foundation every layer stands on: input checks, progress bars, time and memory
 budgets, escaping of untrusted text, and named representations. Imports numpy only."""
+
+from ._budget import plan_repeats
+from ._escaping import (
+    ScriptSafeEncoder,
+    display_labels,
+    markdown_code,
+    markdown_text,
+    script_json,
+    script_safe,
+    shorten,
+)
+from ._methods import BOUNDS, ESTIMATE, EXACT, STRENGTH
+from ._progress import progress
+from ._representation import Representation
+from ._validation import (
+    MATRIX_RTOL,
+    as_finite_array,
+    available_memory_bytes,
+    check_distance_matrix,
+    check_int,
+    check_pairwise_memory,
+    check_parameter,
+    check_real,
+    check_seed,
+    check_sets,
+    check_similarity_matrix,
+    check_text,
+    check_weights,
+    human_bytes,
+    one_of,
+    require,
+)
+
+__all__ = [
+    "BOUNDS",
+    "ESTIMATE",
+    "EXACT",
+    "MATRIX_RTOL",
+    "STRENGTH",
+    "Representation",
+    "ScriptSafeEncoder",
+    "as_finite_array",
+    "available_memory_bytes",
+    "check_distance_matrix",
+    "check_int",
+    "check_pairwise_memory",
+    "check_parameter",
+    "check_real",
+    "check_seed",
+    "check_sets",
+    "check_similarity_matrix",
+    "check_text",
+    "check_weights",
+    "display_labels",
+    "human_bytes",
+    "markdown_code",
+    "markdown_text",
+    "one_of",
+    "plan_repeats",
+    "progress",
+    "require",
+    "script_json",
+    "script_safe",
+    "shorten",
+]

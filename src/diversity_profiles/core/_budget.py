@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ._validation import human_bytes, available_memory_bytes
+from ._validation import available_memory_bytes, human_bytes
 
 #: Show a progress bar for work estimated to take longer than this many seconds.
 PROGRESS_AFTER_S = 3.0

@@ -213,8 +213,8 @@ def _distances(ds, sets: list[str]) -> dict:
 
 
 def _categories(node) -> dict:
-    from ..explanation._partition import SUBCOMMUNITY
-    from ..pipeline._registry import FAMILIES
+    from ..explanation import SUBCOMMUNITY
+    from ..pipeline import FAMILIES
 
     ds = node.to_dataset() if hasattr(node, "to_dataset") else node
     names = [str(c) for c in ds["category"].values]
@@ -251,7 +251,7 @@ def _categories(node) -> dict:
 
 
 def _convergence(ds, sets: list[str]) -> dict | None:
-    from ..pipeline._registry import FAMILIES
+    from ..pipeline import FAMILIES
 
     if "size" not in ds.dims:
         return None
@@ -348,7 +348,7 @@ def witness_kinds() -> dict:
     the panel ``kind``, its ``title``, the parameter's ``symbol`` and name, whether the
     profile is a ``step`` function, and whether the witness is ``swept`` (found again at
     another grid point by :func:`witnesses_at`)."""
-    from ..pipeline._registry import FAMILIES
+    from ..pipeline import FAMILIES
 
     out = {}
     for name, (kind, title) in WITNESS_KINDS.items():
@@ -374,8 +374,8 @@ def witnesses_at(
     The witnesses are those :func:`explain` stores (the same solve and packing search);
     the tree is not changed.
     """
-    from ..explanation import _witnesses as _w
-    from ..families._circles import AUTO_TIME_LIMIT
+    from ..explanation import packing_on_checked, weights_on_checked
+    from ..families import AUTO_TIME_LIMIT
 
     param = SWEPT_WITNESSES.get(family)
     node = tree[condition]
@@ -401,14 +401,14 @@ def witnesses_at(
         witness = node["samples"][f"set_{k}"].to_dataset()
         attrs: dict[str, object]
         if family == "magnitude":
-            w = _w._magnitude_weights(item.D, at)
+            w = weights_on_checked(item.D, at)
             attrs = {"t": at, "magnitude": float(w.sum())}
             if "magnitude" in ds:
                 attrs["stored_magnitude"] = float(ds["magnitude"].sel(t=at).values[k])
             witness["magnitude_weight"] = ("sample", w, attrs)
         else:
             limit = 60.0 if method == "exact" else AUTO_TIME_LIMIT
-            mask, how = _w._circles_packing(item.D, at, grid[grid >= at], method, cond.seed, limit)
+            mask, how = packing_on_checked(item.D, at, grid[grid >= at], method, cond.seed, limit)
             attrs = {"tau": at, "method": how, "size": int(mask.sum())}
             if "circles" in ds:
                 attrs["stored_lower"] = int(ds["circles"].sel(tau=at).values[k])

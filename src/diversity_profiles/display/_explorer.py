@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 import anywidget
 import traitlets
 
-from ..pipeline._layout import conditions_of
-from ..pipeline._registry import FAMILIES
+from ..pipeline import FAMILIES, conditions_of
 from ._constants import BUNDLE, MIME_TYPE
 from ._explain_view import explanation_payload
 from ._payload import pack_condition, standalone_payload
@@ -23,7 +22,7 @@ from ._static import static_view
 if TYPE_CHECKING:
     import xarray as xr
 
-    from ..pipeline._profiler import Profiler
+    from ..pipeline import Profiler
 
 # The old module path (diversity_profiles.explorer) still reaches these names here.
 __all__ = [

@@ -11,10 +11,9 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from ..core._escaping import script_json
-from ..files._io import GENERATOR_META, check_output, write_atomic
-from ..pipeline._layout import conditions_of
-from ..pipeline._registry import FAMILIES
+from ..core import script_json
+from ..files import GENERATOR_META, check_output, write_atomic
+from ..pipeline import FAMILIES, conditions_of
 from ._constants import BUNDLE
 from ._static import static_view
 

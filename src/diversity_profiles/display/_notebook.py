@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..pipeline._layout import comparison_paths, conditions_of
+from ..pipeline import comparison_paths, conditions_of
 
 
 def tree_mimebundle(tree, include=None, exclude=None) -> dict | tuple[dict, dict] | None:
@@ -14,7 +14,7 @@ def tree_mimebundle(tree, include=None, exclude=None) -> dict | tuple[dict, dict
         explorer = tree.dp.explore()
         return explorer._repr_mimebundle_(include=include, exclude=exclude)
     if comparison_paths(tree):
-        from ..comparison._summary import summary
+        from ..comparison import summary
 
         text = summary(tree)
         return {"text/markdown": text, "text/plain": text}

@@ -14,9 +14,8 @@ import base64
 
 import numpy as np
 
-from ..comparison._compare import bounds_of
-from ..comparison._verdict import MIN_SHARE
-from ..pipeline._layout import curves
+from ..comparison import MIN_SHARE, bounds_of
+from ..pipeline import curves
 from ._explain_view import explanation_payload
 
 

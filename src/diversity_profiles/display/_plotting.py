@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import altair as alt
 import numpy as np
 
-from ..core._escaping import ScriptSafeEncoder, display_labels, shorten
-from ..pipeline._layout import Curves, conditions_of, curves
+from ..core import ScriptSafeEncoder, display_labels, shorten
+from ..pipeline import Curves, conditions_of, curves
 from ._constants import PALETTE
 
 if TYPE_CHECKING:
@@ -212,7 +212,7 @@ def plot_profiles(
     ['number of circles', 'richness (distinct items)']
     >>> chart.save("profiles.svg")  # doctest: +SKIP
     """
-    from ..comparison._compare import compare
+    from ..comparison import compare
 
     path = condition or conditions_of(tree)[0]
     ds = tree[path].to_dataset()

@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..comparison._compare import compare
-from ..comparison._summary import summary
-from ..pipeline._layout import conditions_of
+from ..comparison import compare, summary
+from ..pipeline import conditions_of
 from ._constants import MIME_TYPE
 from ._payload import standalone_payload
 

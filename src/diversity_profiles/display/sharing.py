@@ -17,7 +17,7 @@ from pathlib import Path
 import anywidget
 
 from .._version import __version__
-from ..core._escaping import script_safe
+from ..core import script_safe
 
 _SHARE = Path(__file__).parents[1] / "static" / "share"
 _STATE_KEY = "application/vnd.jupyter.widget-state+json"
@@ -36,7 +36,7 @@ def execute_notebook(
     import nbformat
     from nbclient import NotebookClient
 
-    from ..files._io import NOTEBOOK_MARK, check_output, write_atomic
+    from ..files import NOTEBOOK_MARK, check_output, write_atomic
 
     path = Path(path)
     output = Path(output) if output else path.with_suffix(".executed.ipynb")
@@ -93,7 +93,7 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from ..files._io import GENERATOR_META, check_output, write_atomic
+    from ..files import GENERATOR_META, check_output, write_atomic
 
     # overwrite=True replaces only a page this function wrote (it carries our generator
     # mark); the page is written beside html_path and renamed into place.

@@ -35,7 +35,7 @@ from ._held_distances import HeldDistances, held_bytes
 from ._histogram import BINS_PER_OCTAVE, OCTAVES, LogDistanceHistogram
 from ._operators import pair_operator, solver_input
 from ._pcg import Breakdown, Preconditioner, build_preconditioner, pcg, pivoted_cholesky
-from ._pcg import identity as identity_preconditioner  # "identity" alone would say nothing
+from ._pcg import identity as identity_preconditioner
 from ._streaming import ThresholdCounts
 from ._torch_engine import (
     DeviceSet,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import as_finite_array, check_pairwise_memory, one_of
+from ..core import as_finite_array, check_pairwise_memory, one_of
 
 #: Distances computed from embeddings; "precomputed" means the user passes D.
 EMBEDDING_DISTANCES = ("euclidean", "cosine", "tanimoto", "jaccard")

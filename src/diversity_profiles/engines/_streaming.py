@@ -28,7 +28,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..core._progress import progress
+from ..core import progress
 from ._blockwise import dual_eigenvalues
 from ._distances import refine_close_pairs
 from ._histogram import LogDistanceHistogram

@@ -12,10 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..pipeline._condition import Condition
-from ..pipeline._plan import Plan
-from ..pipeline._profiles import node_bandwidth
-from ..pipeline._registry import FAMILIES
+from ..pipeline import FAMILIES, Condition, Plan, node_bandwidth
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -39,7 +36,7 @@ def _similarity_for_partition(
 ) -> tuple[np.ndarray, str]:
     """Vendi's similarity (entries clipped to [0, 1]), or a Gaussian of a chosen bandwidth."""
     if bandwidth is not None:
-        from ..engines._distances import gaussian_kernel
+        from ..engines import gaussian_kernel
 
         return gaussian_kernel(item.D, bandwidth), f"gaussian, bandwidth {bandwidth:g}"
     if cond.kernel == "cosine similarity":

@@ -12,17 +12,22 @@ subsample would dominate); this is recorded in the ``circles`` attributes.
 
 from __future__ import annotations
 
-from dataclasses import replace
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core._progress import progress
-from ..pipeline._condition import Condition, prepare_sets
-from ..pipeline._plan import Plan
-from ..pipeline._profiles import condition_grids, plan_bandwidth, resolve_families
+from ..core import progress
+from ..pipeline import (
+    Condition,
+    Plan,
+    condition_grids,
+    plan_bandwidth,
+    prepare_sets,
+    resolve_families,
+)
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -119,7 +124,7 @@ def convergence(
     """
     import xarray as xr
 
-    from ..pipeline._resampling import evaluate_all
+    from ..pipeline import evaluate_all
 
     if not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"The 'repeats' argument of {FUNC} must be an int >= 1. Got {repeats!r}.")

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..pipeline import Condition
 from . import _concentration as _conc
-from ..pipeline._condition import Condition
 
 if TYPE_CHECKING:
     import xarray as xr

@@ -25,18 +25,18 @@ labels are untrusted, so nodes are named by position and carry the label as an a
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core import check_int, check_parameter, one_of
+from ..families import AUTO_TIME_LIMIT
+from ..pipeline import Condition, node_bandwidth, prepare_sets
 from . import _witnesses as _w
-from ..core._validation import check_int, check_parameter, one_of
 from ._categories import category_node, clean_labels
-from ..families._circles import AUTO_TIME_LIMIT
-from ..pipeline._condition import Condition, prepare_sets
-from ..pipeline._profiles import node_bandwidth
 from ._distribution import distances_node
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ FUNC = "explain"
 
 
 def _condition_node(tree, condition, func: str = FUNC):
-    from ..pipeline._layout import conditions_of
+    from ..pipeline import conditions_of
 
     paths = conditions_of(tree)
     if condition is None:
@@ -122,7 +122,7 @@ def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
         ),
     }
     if t is not None:
-        w = _w._magnitude_weights(item.D, t)
+        w = _w.weights_on_checked(item.D, t)
         data["magnitude_weight"] = (
             "sample",
             w,
@@ -142,7 +142,7 @@ def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
         k = cond.labels.index(item.label)
         above = ds["tau"].values[ds["tau"].values >= tau] if "tau" in ds.coords else []
         limit = 60.0 if method == "exact" else AUTO_TIME_LIMIT
-        mask, how = _w._circles_packing(item.D, tau, above, method, cond.seed, limit)
+        mask, how = _w.packing_on_checked(item.D, tau, above, method, cond.seed, limit)
         attrs = {
             "long_name": "a maximum set of samples pairwise farther apart than tau",
             "tau": tau,
@@ -160,7 +160,9 @@ def _set_witnesses(cond, item, ds, t, tau, method, n_modes, n_top):
         if cond.kernel == "cosine similarity":
             modes, contrib = _w._modes(None, item.embeddings, n_modes)
         else:
-            modes, contrib = _w._modes(cond.similarity(item, node_bandwidth(cond, ds.attrs)), None, n_modes)
+            modes, contrib = _w._modes(
+                cond.similarity(item, node_bandwidth(cond, ds.attrs)), None, n_modes
+            )
         top = np.argsort(-np.abs(modes.loadings), axis=1, kind="stable")[:, :n_top]
         data.update(
             vendi_share=("mode", modes.share, {"long_name": "eigenvalue of K/n (share of 1)"}),
@@ -211,19 +213,8 @@ def explain(
     tree,
     sets: Mapping[str, object],
     *,
-    condition: str | None = None,
-    t: float | None = None,
-    tau: float | None = None,
-    n_modes: int = 5,
-    n_top: int = 5,
-    samples: Mapping[str, object] | None = None,
-    sample_kind: str = "auto",
-    categories: Mapping[str, object] | None = None,
-    orders=(0.0, 0.5, 1.0, 2.0, np.inf),
-    partition_bandwidth: float | None = None,
-    bins: int = 64,
-    circles_method: str = "auto",
     similarities: Mapping[str, object] | None = None,
+    **options: Any,
 ) -> xr.DataTree:
     """A copy of ``tree`` with the samples behind one condition's profiles stored in it.
 
@@ -293,14 +284,15 @@ def explain(
     ...     [[0, 1, 2.5], [1, 0, 1.5], [2.5, 1.5, 0]], 1.0), 6)
     True
     """
-    _check_options(t, tau, partition_bandwidth, n_modes, n_top, bins, circles_method)
-    path, ds = _condition_node(tree, condition)
-    cond = _rebuild(ds, sets, similarities)
-    return explain_condition(
-        tree, cond, condition=path, t=t, tau=tau, n_modes=n_modes, n_top=n_top,
-        samples=samples, sample_kind=sample_kind, categories=categories, orders=orders,
-        partition_bandwidth=partition_bandwidth, bins=bins, circles_method=circles_method,
-    )  # fmt: skip
+    unknown = sorted(set(options) - set(_EXPLAIN_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"{FUNC}() got unexpected keyword argument(s) {unknown}; it takes similarities, "
+            f"{', '.join(_EXPLAIN_OPTIONS)}."
+        )
+    _, ds = _condition_node(tree, options.get("condition"))
+    cond = _rebuild(ds, sets, similarities)  # checked before any option costs time
+    return explain_condition(tree, cond, **options)
 
 
 def explain_condition(
@@ -361,7 +353,9 @@ def explain_condition(
                     f"({item.n}). Got shape {labels.shape}."
                 )
             node["category"] = ("sample", clean_labels(labels))
-            per_category = replace(cond, circles_method="exact" if circles_method == "exact" else "greedy")
+            per_category = replace(
+                cond, circles_method="exact" if circles_method == "exact" else "greedy"
+            )
             nodes[f"{path}/categories/set_{k}"] = category_node(
                 per_category, ds, item, labels, np.asarray(orders, dtype=float), partition_bandwidth
             )
@@ -371,3 +365,17 @@ def explain_condition(
     for key, value in nodes.items():
         out[key] = xr.DataTree(value)
     return out
+
+
+#: The options :func:`explain` passes on: those of :func:`explain_condition`, written once.
+_EXPLAIN_OPTIONS = tuple(inspect.signature(explain_condition).parameters)[2:]
+
+
+def _explain_signature() -> inspect.Signature:
+    own = inspect.signature(explain).parameters
+    rest = inspect.signature(explain_condition).parameters
+    params = [own["tree"], own["sets"], *(rest[k] for k in _EXPLAIN_OPTIONS), own["similarities"]]
+    return inspect.Signature(params, return_annotation="xr.DataTree")
+
+
+explain.__signature__ = _explain_signature()  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..pipeline._profiler import Profiler
+from ..pipeline import Profiler
 from ._explain import explain_condition
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ FUNC = "profiles"
 _CONDITION = tuple(inspect.signature(Profiler.__init__).parameters)[2:]  # after self, sets
 _REQUEST = tuple(inspect.signature(Profiler.profiles).parameters)[1:]  # after self
 _DISPLAY = ("samples", "sample_kind", "categories")
+_PER_SAMPLE = "Mapping[str, object] | None"
 
 
 def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
@@ -187,9 +188,13 @@ def _signature() -> inspect.Signature:
     params += [init[name] for name in _CONDITION] + [request[name] for name in _REQUEST]
     keyword = inspect.Parameter.KEYWORD_ONLY
     params += [
-        inspect.Parameter("samples", keyword, default=None, annotation="Mapping[str, object] | None"),
+        inspect.Parameter(
+            "samples", keyword, default=None, annotation="Mapping[str, object] | None"
+        ),
         inspect.Parameter("sample_kind", keyword, default="auto", annotation="str"),
-        inspect.Parameter("categories", keyword, default=None, annotation="Mapping[str, object] | None"),
+        inspect.Parameter(
+            "categories", keyword, default=None, annotation="Mapping[str, object] | None"
+        ),
     ]
     return inspect.Signature(params, return_annotation="xr.DataTree")
 
@@ -220,5 +225,3 @@ def _check_display(given, name: str, prepared) -> None:
                 f"{name}[{label!r}] passed to {FUNC} needs one item per sample of the set "
                 f"({sizes[label]}). Got {n if n is not None else type(values).__name__}."
             )
-
-

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import check_parameter
+from ..core import check_parameter
 
 #: Per-category measures, in the order they are returned.
 SUBCOMMUNITY = ("raw_alpha", "alpha", "raw_rho", "rho", "raw_beta", "beta", "gamma")

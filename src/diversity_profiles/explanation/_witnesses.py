@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import (
+from ..core import (
     as_finite_array,
     check_distance_matrix,
     check_parameter,
@@ -50,7 +50,7 @@ def _spectrum(K: np.ndarray | None, X: np.ndarray | None) -> tuple[np.ndarray, n
     """
     from scipy.linalg import eigh
 
-    from ..families._vendi import rank_cutoff
+    from ..families import rank_cutoff
 
     if X is not None:
         n, d = X.shape
@@ -142,7 +142,7 @@ def _duplicate_labels(D: np.ndarray, within: float) -> np.ndarray:
 def _solve_weights(Dd: np.ndarray, t: float, mean: float) -> np.ndarray:
     from scipy.linalg import solve
 
-    from ..families._magnitude import SM_SWITCH
+    from ..families import SM_SWITCH
 
     ones = np.ones(len(Dd))
     if len(Dd) == 1:
@@ -156,9 +156,9 @@ def _solve_weights(Dd: np.ndarray, t: float, mean: float) -> np.ndarray:
     return solve(np.exp(-t * Dd), ones, assume_a="sym", check_finite=False)
 
 
-def _magnitude_weights(D: np.ndarray, t: float) -> np.ndarray:
+def weights_on_checked(D: np.ndarray, t: float) -> np.ndarray:
     """w = Z_t⁻¹1 on the distinct points, each point's weight split equally among its copies."""
-    from ..families._magnitude import MERGE_TOL
+    from ..families import MERGE_TOL
 
     n = D.shape[0]
     off = D[~np.eye(n, dtype=bool)]
@@ -196,10 +196,10 @@ def magnitude_weights(D: ArrayLike, t: float) -> np.ndarray:
     """
     D = check_distance_matrix(D, "magnitude_weights")
     check_parameter(t, "t", "magnitude_weights", low=0.0, low_open=True)
-    return _magnitude_weights(D, float(t))
+    return weights_on_checked(D, float(t))
 
 
-def _circles_packing(
+def packing_on_checked(
     D: np.ndarray,
     tau: float,
     above: np.ndarray,
@@ -215,12 +215,12 @@ def _circles_packing(
     (``method`` as in :func:`circles`; a CP-SAT search stopped by ``time_limit`` gives
     its best set, labelled "greedy": valid, not proved maximum).
     """
-    from ..families._circles import (
+    from ..families import (
         AUTO_EXACT_MAX_N,
         clique_cover,
-        load_cp_model,
         graph_at,
         greedy_independent_set,
+        load_cp_model,
         solve_threshold,
     )
 
@@ -281,7 +281,7 @@ def circles_packing(
     D = check_distance_matrix(D, "circles_packing", min_size=1)
     check_parameter(tau, "tau", "circles_packing", low=0.0)
     one_of(method, "method", "circles_packing", ("auto", "exact", "greedy"))
-    mask, how = _circles_packing(D, float(tau), np.array([]), method, seed, 10.0)
+    mask, how = packing_on_checked(D, float(tau), np.array([]), method, seed, 10.0)
     return np.flatnonzero(mask), how
 
 
@@ -322,7 +322,7 @@ def duplicate_groups(X: np.ndarray | None, D: np.ndarray | None, tol: float = 0.
     >>> duplicate_groups(np.array([[1., 0], [0, 1], [1, 0]]), None).tolist()
     [0, 1, 0]
     """
-    from ..families._scalefree import group_duplicate_rows
+    from ..families import group_duplicate_rows
 
     if not (np.isfinite(tol) and tol >= 0):
         raise ValueError(

@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import time
 import warnings
-
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..core._validation import check_distance_matrix, check_parameter, one_of
+from ..core import check_distance_matrix, check_parameter, one_of
 
 METHODS = ("auto", "exact", "greedy")
 #: Largest n for which method="auto" solves exactly (CP-SAT takes seconds up to here).

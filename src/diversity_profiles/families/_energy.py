@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import check_distance_matrix, check_parameter
-from ..engines._histogram import LogDistanceHistogram
+from ..core import check_distance_matrix, check_parameter
+from ..engines import LogDistanceHistogram
 
 
 class CoincidentPointsWarning(UserWarning):

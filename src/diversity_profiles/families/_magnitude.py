@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import check_distance_matrix, check_pairwise_memory, check_parameter
+from ..core import check_distance_matrix, check_pairwise_memory, check_parameter
 
 __all__ = ["magnitude"]
 

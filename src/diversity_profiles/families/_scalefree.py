@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import as_finite_array, check_distance_matrix, check_real
+from ..core import as_finite_array, check_distance_matrix, check_real
 
 
 def average_distance(D: ArrayLike) -> float:

@@ -8,12 +8,10 @@ order; the order only changes how the vector ``(Z p)_i`` is averaged.
 
 from __future__ import annotations
 
-
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import MATRIX_RTOL, check_parameter, check_similarity_matrix, check_weights
-
+from ..core import MATRIX_RTOL, check_parameter, check_similarity_matrix, check_weights
 
 #: Orders this close to 1 use log1p/expm1 (the generic formula divides two vanishing terms).
 _NEAR_ONE = 0.5
@@ -161,7 +159,7 @@ def similarity_diversity(
     return float(out[0]) if scalar else out.reshape(np.shape(q))
 
 
-# --- As a family of :func:`diversity_profiles.pipeline._profiles` (its registry entry: families.py) ---
+# --- As a family of dp.profiles (its registry entry: pipeline/_registry.py) ---
 
 #: How the condition's similarity becomes a Leinster–Cobbold Z (entries in [0, 1]).
 Z_OF_KERNEL = {

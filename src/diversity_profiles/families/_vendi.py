@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import (
+from ..core import (
     as_finite_array,
     check_parameter,
     check_similarity_matrix,
@@ -191,7 +191,7 @@ def _scaled_blocks(X: np.ndarray, root_w: np.ndarray, normalize: bool, reuse: bo
     With ``reuse`` every block is written into the same buffer (the caller must be done with
     a block before asking for the next): no allocation per block.
     """
-    from ..engines._distances import row_norms
+    from ..engines import row_norms
 
     work_dtype = np.float32 if X.dtype == np.float32 else np.float64
     # Normalised rows need no global scale: a row whose squares overflow or underflow is
@@ -244,7 +244,7 @@ def dual_kernel_spectrum(X: np.ndarray, p: np.ndarray | None, normalize: bool) -
     X^T X product. Non-finite input shows up as a non-finite product and is
     located only then, sparing a pass over X.
     """
-    from ..engines._blockwise import dual_eigenvalues
+    from ..engines import dual_eigenvalues
 
     n, d = X.shape
     root_w = np.sqrt(np.full(n, 1.0 / n) if p is None else p)

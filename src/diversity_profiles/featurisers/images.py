@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core._progress import progress as _progress_bar
-from ..core._validation import check_int, check_sets, require
-from ..core._representation import Representation
+from ..core import Representation, check_int, check_sets, require
+from ..core import progress as _progress_bar
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -129,7 +128,7 @@ def _check_size(size, func: str) -> tuple[int, int]:
 
 def _check_output_memory(n: int, size: tuple[int, int], channels: int, func: str) -> None:
     """Refuse a size whose resized float32 images (kept, then stacked) cannot fit in memory."""
-    from ..core._validation import human_bytes, available_memory_bytes
+    from ..core import available_memory_bytes, human_bytes
 
     need = 2.0 * n * size[0] * size[1] * channels * 4
     have = available_memory_bytes()
@@ -155,7 +154,7 @@ def _resize(img: np.ndarray, size: tuple[int, int], resample: str, func: str) ->
 
 
 def _prepare(images, size, grayscale: bool, resample: str, func: str) -> list[np.ndarray]:
-    from ..core._validation import one_of
+    from ..core import one_of
 
     one_of(resample, "resample", func, RESAMPLING)
     loaded = _load(images, func)
@@ -394,7 +393,7 @@ def profiles(
     >>> tree["pixels-4x4/cosine"]["richness"].values.tolist()
     [2, 1]
     """
-    from ..explanation._one_call import profiles as _profiles
+    from ..explanation import profiles as _profiles
 
     func = "images.profiles"
     batch_size = check_int(batch_size, "batch_size", func)

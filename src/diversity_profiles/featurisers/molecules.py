@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..core._progress import progress as _progress_bar
-from ..core._validation import check_int, check_sets, one_of, require
-from ..core._representation import Representation
+from ..core import Representation, check_int, check_sets, one_of, require
+from ..core import progress as _progress_bar
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -427,7 +426,7 @@ def profiles(
     if fixed:
         raise TypeError(
             f"{func} sets {' and '.join(fixed)} itself (Morgan fingerprints, Tanimoto). For "
-            f"another distance, call diversity_profiles.pipeline._profiles on fingerprints(...) arrays."
+            f"another distance, call diversity_profiles.profiles on fingerprints(...) arrays."
         )
     version = str(require("rdkit", func, "RDKit", "molecules").__version__)
     radius, n_bits, jobs = _check_common(radius, n_bits, on_invalid, n_jobs, func)
@@ -456,7 +455,7 @@ def profiles(
     if on_invalid == "drop":
         details["invalid_smiles_dropped"] = ", ".join(f"{k}: {v}" for k, v in dropped.items())
         details["n_invalid_smiles_dropped"] = sum(dropped.values())
-    from ..explanation._one_call import profiles as _profiles
+    from ..explanation import profiles as _profiles
 
     rep = Representation(f"morgan-r{radius}-{n_bits}", details)
     return _profiles(bits, representation=rep, distance="tanimoto", **kwargs)

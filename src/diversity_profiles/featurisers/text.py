@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core._progress import progress as _progress_bar
-from ..core._validation import check_int, check_pairwise_memory, check_sets, require
-from ..core._representation import Representation
+from ..core import Representation, check_int, check_pairwise_memory, check_sets, require
+from ..core import progress as _progress_bar
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -411,7 +410,7 @@ def profiles(
     >>> tree["ngram-1234/precomputed"]["vendi"].values.round(4).tolist()
     [[1.0], [2.0]]
     """
-    from ..explanation._one_call import profiles as _profiles
+    from ..explanation import profiles as _profiles
 
     func = "text.profiles"
     texts = _check_sets(sets, func)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core._validation import check_text as check_text  # still importable from here
-from ..pipeline._registry import FAMILIES
+from ..core import check_text as check_text  # still importable from here
+from ..pipeline import FAMILIES
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -101,7 +101,7 @@ def check_tree(tree) -> None:
     dimension of unique, storable labels, the variables of every family they list, and
     attributes that are strings or numbers.
     """
-    from ..pipeline._layout import comparison_paths, conditions_of
+    from ..pipeline import comparison_paths, conditions_of
 
     try:
         paths = conditions_of(tree)

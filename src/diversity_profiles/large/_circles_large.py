@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import check_parameter, one_of
+from ..core import check_parameter, one_of
 from ..engines import (
     DEFAULT_MEMORY,
     TILE,
@@ -456,7 +456,7 @@ def _dsatur_far_cover(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
 def _dense_covers(g: TauGraphs, k: int, lab, ncomp, cover, rank):
     """Per component of at most DENSE_MAX vertices, DSATUR's cover when it has fewer cliques
     (measured on dense graphs: 1.005–1.07× the optimum on average)."""
-    from ..families._circles import dsatur_clique_cover
+    from ..families import dsatur_clique_cover
 
     size = np.bincount(lab, minlength=ncomp)
     count = _per_component(cover, lab, ncomp, True)
@@ -524,7 +524,7 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, 
         upper[k] = int(cover.max()) + 1
     cp_model = None
     if exact_max > 0:
-        from ..families._circles import load_cp_model
+        from ..families import load_cp_model
 
         cp_model = load_cp_model()
     prev = None
@@ -571,7 +571,7 @@ def _subsample_witnesses(X, distance, grid, ks, seed) -> dict:
     samples pairwise farther apart than τ there are so in the whole set, so each is a
     witness. A pair is decided from its float64 GEMM distance unless that lies within the
     GEMM's error bound of τ; those few are recomputed from their difference."""
-    from ..families._circles import min_degree_greedy
+    from ..families import min_degree_greedy
 
     rng = np.random.default_rng(seed)
     n = X.shape[0]
@@ -597,7 +597,7 @@ def _subsample_witnesses(X, distance, grid, ks, seed) -> dict:
 
 def _solve_small(cp_model, g, k, lab, ncomp, cover, best, exact_max, time_limit, seed):
     """CP-SAT on the components of at most ``exact_max`` vertices whose bounds differ."""
-    from ..families._circles import solve_component
+    from ..families import solve_component
 
     size = np.bincount(lab, minlength=ncomp)
     lo = _per_component(best, lab, ncomp)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import check_parameter, one_of
+from ..core import check_parameter, one_of
 from ..engines import (
     DEFAULT_MEMORY,
     Breakdown,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..core._methods import BOUNDS, ESTIMATE
+from ..core import BOUNDS, ESTIMATE
 from . import _circles_large, _magnitude_large, _vendi_large
 
 if TYPE_CHECKING:

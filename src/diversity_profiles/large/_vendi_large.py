@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core._validation import as_finite_array, check_parameter, one_of
+from ..core import as_finite_array, check_parameter, one_of
 from ..engines import (
     DEFAULT_MEMORY,
     PairOperator,

@@ -1,2 +1,32 @@
 """From sample sets to a profile tree: prepared conditions, the per-call plan, the family
 registry, method planning, resampling, the :class:`Profiler` and the tree's layout."""
+
+from ._condition import Condition, prepare_sets
+from ._layout import Curves, band_of, comparison_paths, conditions_of, curves, tidy
+from ._plan import Plan
+from ._profiler import Profiler
+from ._profiles import condition_grids, merge, node_bandwidth, plan_bandwidth, resolve_families
+from ._registry import FAMILIES
+from ._resampling import centred_replicates, evaluate_all, subsample_scale
+
+__all__ = [
+    "FAMILIES",
+    "Condition",
+    "Curves",
+    "Plan",
+    "Profiler",
+    "band_of",
+    "centred_replicates",
+    "comparison_paths",
+    "condition_grids",
+    "conditions_of",
+    "curves",
+    "evaluate_all",
+    "merge",
+    "node_bandwidth",
+    "plan_bandwidth",
+    "prepare_sets",
+    "resolve_families",
+    "subsample_scale",
+    "tidy",
+]

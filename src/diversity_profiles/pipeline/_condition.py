@@ -8,26 +8,26 @@ and every set of a condition is measured with the same kernel and bandwidth.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import TypeVar
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import numpy as np
 
-from ..core._validation import (
+from ..core import (
     check_distance_matrix,
     check_pairwise_memory,
     check_similarity_matrix,
     one_of,
 )
-from ..engines._distances import (
+from ..engines import (
     DISTANCES,
+    LogDistanceHistogram,
     distance_matrix,
     gaussian_kernel,
     iter_distance_blocks,
     prepare_embeddings,
 )
-from ..engines._histogram import LogDistanceHistogram
-from ..families._scalefree import group_duplicate_rows
+from ..families import group_duplicate_rows
 
 FUNC = "profiles"
 
@@ -156,7 +156,7 @@ class PreparedSet:
 
 
 def _check_label(label) -> str:
-    from ..core._validation import check_text
+    from ..core import check_text
 
     if not isinstance(label, str) or not label or "/" in label:
         raise ValueError(
@@ -190,8 +190,7 @@ def prepare_sets(
             f'e.g. {{"beam": X1, "human": X2}}. Got {type(sets).__name__} with '
             f"{len(sets) if hasattr(sets, '__len__') else '?'} entries."
         )
-    from ..engines._dask_engine import gather_set, is_dask
-    from ..engines._torch_engine import is_torch, tensor_device, tensor_to_numpy
+    from ..engines import gather_set, is_dask, is_torch, tensor_device, tensor_to_numpy
 
     prepared = []
     tensor_devices = {}
@@ -224,7 +223,7 @@ def prepare_sets(
                 f"The torch tensors passed to {FUNC} live on different devices: "
                 f"{tensor_devices}. Move them to one device, or pass device='cuda' (or 'cpu')."
             )
-        from ..engines._torch_engine import resolve_device
+        from ..engines import resolve_device
 
         device = resolve_device(next(iter(tensor_devices.values())), FUNC)
     dims = {p.label: p.embeddings.shape[1] for p in prepared if p.embeddings is not None}

@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core._methods import BOUNDS, ESTIMATE, EXACT, STRENGTH
+from ..core import BOUNDS, ESTIMATE, EXACT
 from ..engines import Engine, LogDistanceHistogram, ThresholdCounts, engine_for, namespace
 from ..large import SOLVERS, run_solver
 
 if TYPE_CHECKING:
     from ._condition import Condition, PreparedSet
     from ._plan import Plan
+
 
 @dataclass
 class Bracket:
@@ -86,8 +87,9 @@ def prepared_input(item: PreparedSet) -> object:
     """The set's embeddings as its engine takes them, made ready once per set: on the dask
     workers (sent once and kept for every pass), on the torch device (copied once), or the
     embeddings themselves in memory."""
-    eng = engine(item)
-    return item.derived(("engine input", eng), lambda: eng.prepare(item.embeddings, item.distance))
+    eng, X = engine(item), item.embeddings
+    assert X is not None  # only embedding sets run the streamed passes and the solvers
+    return item.derived(("engine input", eng), lambda: eng.prepare(X, item.distance))
 
 
 def histogram(item: PreparedSet) -> LogDistanceHistogram:
@@ -168,7 +170,7 @@ def median_distance(cond: Condition) -> float:
 
 
 def energy(cond: Condition, plan: Plan, item: PreparedSet, ss: np.ndarray) -> dict:
-    from ..families._energy import energy_from_histogram
+    from ..families import energy_from_histogram
 
     h = histogram(item)
     value = energy_from_histogram(h, ss, f"energy profile of set {item.label!r}")
@@ -258,26 +260,25 @@ def magnitude(cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray) ->
     lower = magnitude_lower_bound(histogram(item), item.n, ts)
     upper = np.full(ts.shape, float(item.richness))
     lower = np.minimum(lower, upper)
-    if item.distance in ("euclidean", "cosine"):
-        b = _call_large(cond, plan, "magnitude", item, ts)
-        if b is not None:
-            skipped = _skipped(b)
-            if skipped.any():  # time budget spent: the streamed-pass bounds at those scales
-                assert b.upper is not None
-                for arr, fill in ((b.value, lower), (b.lower, lower), (b.upper, upper)):
-                    arr[skipped] = fill[skipped]
-                b.note += (
-                    f"; time budget spent after {int((~skipped).sum())} of {len(ts)} scales: "
-                    "the others carry the streamed-pass bounds (n^2 / 1'Z_t 1, distinct points)"
-                )
-            return _result("magnitude", b)
+    b = _call_large(cond, plan, "magnitude", item, ts)  # None where no solver applies
+    if b is not None:
+        skipped = _skipped(b)
+        if skipped.any():  # time budget spent: the streamed-pass bounds at those scales
+            assert b.lower is not None and b.upper is not None
+            for arr, fill in ((b.value, lower), (b.lower, lower), (b.upper, upper)):
+                arr[skipped] = fill[skipped]
+            b.note += (
+                f"; time budget spent after {int((~skipped).sum())} of {len(ts)} scales: "
+                "the others carry the streamed-pass bounds (n^2 / 1'Z_t 1, distinct points)"
+            )
+        return _result("magnitude", b)
     note = "n^2 / 1'Z_t 1 (Leinster, w = 1) below, the number of distinct points above"
     return _result("magnitude", Bracket(lower.copy(), BOUNDS, lower, upper, note=note))
 
 
 def magnitude_lower_bound(h, n: int, ts: np.ndarray) -> np.ndarray:
     """``n² / (n + 2 Σ_{i<j} exp(−t d_ij))`` with each bin's pairs at its lower edge."""
-    from ..engines._histogram import OCTAVES, BINS_PER_OCTAVE
+    from ..engines import BINS_PER_OCTAVE, OCTAVES
 
     occ = np.flatnonzero(h.counts)
     edge = np.exp((occ - OCTAVES * BINS_PER_OCTAVE) / h._scale() + (h.anchor or 0.0))
@@ -289,9 +290,7 @@ def magnitude_lower_bound(h, n: int, ts: np.ndarray) -> np.ndarray:
 def circles(cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray) -> dict:
     # circles_large decides edges from float32 GEMM distances with a Euclidean error bound:
     # other distances (Tanimoto) take the bounds from the threshold pass below.
-    b = None
-    if item.distance in ("euclidean", "cosine"):
-        b = _call_large(cond, plan, "circles", item, taus)
+    b = _call_large(cond, plan, "circles", item, taus)
     if b is not None:
         assert b.lower is not None and b.upper is not None
         lower, upper = np.asarray(b.lower, dtype=np.int64), np.asarray(b.upper, dtype=np.int64)

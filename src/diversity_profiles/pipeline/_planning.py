@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core._validation import human_bytes, available_memory_bytes
+from ..core import available_memory_bytes, human_bytes
 from ..large import SOLVERS
 from ._registry import FAMILIES
 
@@ -164,8 +164,7 @@ def plan(
 def describe(routes: dict[str, Route]) -> str:
     """The plan as text: one line per family."""
     return "\n".join(
-        f"  {r.family}: {r.method} ({r.why}), peak {human_bytes(r.nbytes)}"
-        for r in routes.values()
+        f"  {r.family}: {r.method} ({r.why}), peak {human_bytes(r.nbytes)}" for r in routes.values()
     )
 
 

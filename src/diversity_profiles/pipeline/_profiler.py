@@ -16,19 +16,26 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core._validation import check_int, one_of
-from ._registry import FAMILIES
+from ..core import (
+    Representation,
+    available_memory_bytes,
+    check_int,
+    check_real,
+    check_seed,
+    check_text,
+    one_of,
+)
+from ..engines import resolve_device
+from ._condition import Condition, prepare_sets
 from ._layout import with_children
-from ..core._validation import available_memory_bytes
 from ._plan import Plan
 from ._planning import solver_memory
 from ._profiles import (
     _check_request,
     _check_uncertainty,
-    prepare_condition,
     profile_condition,
 )
-from ..core._representation import Representation
+from ._registry import FAMILIES
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -36,6 +43,23 @@ if TYPE_CHECKING:
     from ._condition import Condition
 
 FUNC = "Profiler.extend"
+#: Errors of the condition's arguments name the call most users make.
+PREPARE = "profiles"
+_CIRCLES_METHODS = ("auto", "exact", "greedy")
+
+
+def _check_name(value, arg: str) -> str:
+    if not isinstance(value, str) or not value or "/" in value:
+        raise ValueError(
+            f"The {arg!r} argument of {PREPARE} must be a non-empty string without '/' (it names "
+            f"the tree node). Got {value!r}."
+        )
+
+    try:  # it must survive netCDF and zarr: no NUL, no lone surrogate
+        check_text(value, f"The {arg!r} argument of {PREPARE}")
+    except ValueError as exc:
+        raise ValueError(f"{exc}; remove that character.") from None
+    return value
 
 
 class Profiler:
@@ -74,17 +98,32 @@ class Profiler:
         seed: int = 0,
         device: object = None,
     ) -> None:
-        self._cond, self._details = prepare_condition(
-            sets,
-            representation,
-            distance,
-            similarities,
-            bandwidth,
-            circles_method,
-            richness_tol,
-            seed,
-            device,
+        # Validated once, here: the prepared condition and the representation's details.
+        details = {}
+        if isinstance(representation, Representation):
+            details = representation.attrs()
+            representation = representation.name
+        representation = _check_name(representation, "representation")
+        one_of(circles_method, "circles_method", PREPARE, _CIRCLES_METHODS)
+        if similarities is not None and not isinstance(similarities, Mapping):
+            raise TypeError(
+                f"The 'similarities' argument of {PREPARE} must be None or a dict keyed by set "
+                f"label. Got {type(similarities).__name__}."
+            )
+        if bandwidth is not None:
+            bandwidth = check_real(
+                bandwidth, "bandwidth", PREPARE, low=0.0, high=np.inf, low_open=True, high_open=True
+            )
+        richness_tol = check_real(
+            richness_tol, "richness_tol", PREPARE, low=0.0, high=np.inf, high_open=True
         )
+        seed = check_seed(seed, PREPARE)
+        device = resolve_device(device, PREPARE)
+        prepared = prepare_sets(
+            sets, distance, similarities=similarities, richness_tol=richness_tol, device=device
+        )
+        self._cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
+        self._details = details
 
     @property
     def condition(self) -> str:

@@ -17,37 +17,24 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core._validation import check_int, check_parameter, check_real, check_seed, one_of
 from .._version import __version__
-from ._condition import Condition, prepare_sets
-from ..engines._distances import median_bandwidth
+from ..core import (
+    STRENGTH,
+    check_int,
+    check_parameter,
+    check_real,
+    one_of,
+)
+from ..engines import median_bandwidth
+from ._condition import Condition
+from ._large import engine
 from ._plan import Plan
 from ._registry import FAMILIES, Family
-from ..core._methods import STRENGTH
-from ._large import engine
-from ..core._representation import Representation
 
 if TYPE_CHECKING:
     import xarray as xr
 
 FUNC = "profiles"
-
-_CIRCLES_METHODS = ("auto", "exact", "greedy")
-
-
-def _check_name(value, arg: str) -> str:
-    if not isinstance(value, str) or not value or "/" in value:
-        raise ValueError(
-            f"The {arg!r} argument of {FUNC} must be a non-empty string without '/' (it names "
-            f"the tree node). Got {value!r}."
-        )
-    from ..core._validation import check_text
-
-    try:  # it must survive netCDF and zarr: no NUL, no lone surrogate
-        check_text(value, f"The {arg!r} argument of {FUNC}")
-    except ValueError as exc:
-        raise ValueError(f"{exc}; remove that character.") from None
-    return value
 
 
 def resolve_families(families) -> list[Family]:
@@ -127,7 +114,7 @@ def _estimates(cond: Condition, plan: Plan, fams: list[Family]) -> dict:
 
 def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars) -> dict:
     """Subsample to a common size and/or bootstrap; returns attributes to record."""
-    from ..core._budget import plan_repeats
+    from ..core import plan_repeats
     from . import _resampling as resampling
 
     grid_only = plan.grids
@@ -279,7 +266,9 @@ def plan_bandwidth(cond: Condition, routes: Mapping[str, str]) -> tuple[float, s
     if routes.get("vendi") == "large":
         from ._large import median_distance
 
-        return median_distance(cond), how + " (from the log-distance histogram, within a factor 1.0007)"
+        return median_distance(
+            cond
+        ), how + " (from the log-distance histogram, within a factor 1.0007)"
     return float(median_bandwidth([s.D for s in cond.sets])), how
 
 
@@ -329,7 +318,7 @@ def _routes(
                 else "."
             )
         )
-    from ..core._validation import available_memory_bytes
+    from ..core import available_memory_bytes
 
     memory_limit = planning.solver_memory(available_memory_bytes())
     return {f: r.method for f, r in routes.items()}, memory_limit
@@ -348,46 +337,6 @@ def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int
     for name in domains:
         one_of(name, "domains key", FUNC, tuple(f.name for f in fams if f.parameter))
     return fams, domains, int(n_points)
-
-
-def prepare_condition(
-    sets,
-    representation,
-    distance,
-    similarities,
-    bandwidth,
-    circles_method,
-    richness_tol,
-    seed,
-    device=None,
-) -> tuple[Condition, dict]:
-    """The validated, prepared condition and the representation's recorded details."""
-    details = {}
-    if isinstance(representation, Representation):
-        details = representation.attrs()
-        representation = representation.name
-    representation = _check_name(representation, "representation")
-    one_of(circles_method, "circles_method", FUNC, _CIRCLES_METHODS)
-    if similarities is not None and not isinstance(similarities, Mapping):
-        raise TypeError(
-            f"The 'similarities' argument of {FUNC} must be None or a dict keyed by set label. "
-            f"Got {type(similarities).__name__}."
-        )
-    if bandwidth is not None:
-        bandwidth = check_real(
-            bandwidth, "bandwidth", FUNC, low=0.0, high=np.inf, low_open=True, high_open=True
-        )
-    richness_tol = check_real(
-        richness_tol, "richness_tol", FUNC, low=0.0, high=np.inf, high_open=True
-    )
-    seed = check_seed(seed, FUNC)
-    from ..engines._torch_engine import resolve_device
-
-    device = resolve_device(device, FUNC)
-    prepared = prepare_sets(
-        sets, distance, similarities=similarities, richness_tol=richness_tol, device=device
-    )
-    return Condition(representation, distance, prepared, bandwidth, circles_method, seed), details
 
 
 def build_plan(

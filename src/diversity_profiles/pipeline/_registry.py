@@ -150,7 +150,12 @@ def _q_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, s
 def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Result:
     if plan.large("vendi") and cond.kernel != "cosine similarity":
         return large.vendi(cond, plan, item, qs)
-    from ..families._vendi import clean_spectrum, dual_kernel_spectrum, spectrum_of_kernel, vendi_from_spectrum
+    from ..families import (
+        clean_spectrum,
+        dual_kernel_spectrum,
+        spectrum_of_kernel,
+        vendi_from_spectrum,
+    )
 
     p = None if item.weights is None else item.weights / item.weights.sum()
     n, d = item.embeddings.shape if item.embeddings is not None else (item.n, item.n)
@@ -182,7 +187,7 @@ def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Re
 
 
 def _t_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
-    from ..families._magnitude import magnitude_scale_range
+    from ..families import magnitude_scale_range
 
     if plan.large("magnitude"):
         return _t_domain_large(cond, plan, n_points)
@@ -224,7 +229,7 @@ def _t_domain_large(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndar
 
 
 def _magnitude(cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray) -> Result:
-    from ..families._magnitude import magnitude_values
+    from ..families import magnitude_values
 
     if plan.large("magnitude"):
         return large.magnitude(cond, plan, item, ts)
@@ -251,7 +256,7 @@ def _tau_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray,
 
 
 def _circles(cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray) -> Result:
-    from ..families._circles import circles_sweep
+    from ..families import circles_sweep
 
     if plan.large("circles"):
         return large.circles(cond, plan, item, taus)
@@ -271,7 +276,7 @@ def _circles(cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray) -
 
 
 def _s_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
-    from ..families._energy import energy_scale_range
+    from ..families import energy_scale_range
 
     hist = large.histogram if plan.large("energy") else (lambda item: item.histogram)
     lo, hi = energy_scale_range([hist(item) for item in cond.sets])
@@ -282,7 +287,7 @@ def _s_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, s
 
 
 def _energy(cond: Condition, plan: Plan, item: PreparedSet, ss: np.ndarray) -> Result:
-    from ..families._energy import energy_from_histogram
+    from ..families import energy_from_histogram
 
     if plan.large("energy"):
         return large.energy(cond, plan, item, ss)
@@ -297,7 +302,7 @@ def _similarity_diversity(cond: Condition, plan: Plan, item: PreparedSet, qs: np
     """Z is the condition's similarity (the one Vendi uses; its kernel and bandwidth are
     recorded on the node because the entry says ``uses_kernel``), with negative cosine
     similarities counted as 0; p is uniform, or the replicate's multiplicities."""
-    from ..families._similarity_diversity import Z_OF_KERNEL, similarity_diversity_values
+    from ..families import Z_OF_KERNEL, similarity_diversity_values
 
     if cond.kernel == "cosine similarity":  # cos = 1 - cosine distance; exactly 1 for twins
         Z = 1.0 - item.D

@@ -71,7 +71,7 @@ def _replicates(
 
     ``show`` draws a progress bar (set by profiles when the work is estimated to be long).
     """
-    from ..core._progress import progress
+    from ..core import progress
 
     fast = replace(cond, circles_method="greedy")  # thousands of sweeps: the certified lower bound
     per_set = []
