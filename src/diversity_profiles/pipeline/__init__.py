@@ -4,6 +4,8 @@ registry, method planning, resampling, the :class:`Profiler` and the tree's layo
 from ._condition import Condition, prepare_sets
 from ._layout import Curves, band_of, comparison_paths, conditions_of, curves, tidy
 from ._plan import Plan
+from ._planning import describe as describe_plan
+from ._planning import plan as plan_methods  # "plan" alone would read as a Plan
 from ._profiler import Profiler
 from ._profiles import condition_grids, merge, node_bandwidth, plan_bandwidth, resolve_families
 from ._registry import FAMILIES
@@ -21,10 +23,12 @@ __all__ = [
     "condition_grids",
     "conditions_of",
     "curves",
+    "describe_plan",
     "evaluate_all",
     "merge",
     "node_bandwidth",
     "plan_bandwidth",
+    "plan_methods",
     "prepare_sets",
     "resolve_families",
     "subsample_scale",
