@@ -12,7 +12,8 @@ is ``dp.FAMILIES``, or ``diversity_profiles.pipeline``) and ``diversity_profiles
 and ``sharing`` are public namespaces (``dp.text``, ``dp.sharing``): their old paths
 keep working without a warning.
 
->>> import warnings, importlib
+>>> import importlib, sys, warnings
+>>> _ = sys.modules.pop("diversity_profiles.streaming", None)  # warns on first import only
 >>> with warnings.catch_warnings(record=True) as caught:
 ...     warnings.simplefilter("always")
 ...     module = importlib.import_module("diversity_profiles.streaming")
