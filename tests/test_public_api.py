@@ -32,6 +32,7 @@ PUBLIC = [
     "merge",
     "open_profiles",
     "pairwise_distances",
+    "permutation_test",
     "profiles",
     "report",
     "richness",

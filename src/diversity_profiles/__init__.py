@@ -18,7 +18,7 @@ import types
 
 from . import _deprecated
 from ._version import __version__
-from .comparison import compare
+from .comparison import compare, permutation_test
 from .core import Representation
 from .engines import pairwise_distances
 from .explanation import convergence, explain, profiles
@@ -58,6 +58,7 @@ __all__ = [
     "merge",
     "open_profiles",
     "pairwise_distances",
+    "permutation_test",
     "profiles",
     "report",
     "richness",
