@@ -54,7 +54,7 @@ class DiversityProfilesAccessor:
         return tidy(self._tree, condition)
 
     def compare(self, **kwargs) -> xr.DataTree:
-        """Verdicts for every pair of sets: see :func:`diversity_profiles.comparison._compare`."""
+        """Verdicts for every pair of sets: see :func:`diversity_profiles.compare`."""
         from .comparison import compare
 
         return compare(self._tree, **kwargs)

@@ -4,7 +4,7 @@ A profile is only meaningful relative to its condition, and the representation i
 the part a reader cannot guess: which model, which fingerprint radius, which
 n-gram orders. Featurisers (``diversity_profiles.text``, ``.molecules``,
 ``.images``) return a :class:`Representation` with their vectors, and
-:func:`~diversity_profiles.pipeline._profiles` writes its details into the condition's
+:func:`~diversity_profiles.profiles` writes its details into the condition's
 attributes as ``representation_<key>``.
 """
 

@@ -40,7 +40,7 @@ class ProfileExplorer(anywidget.AnyWidget):
     Parameters
     ----------
     tree : xarray.DataTree
-        A result of :func:`diversity_profiles.pipeline._profiles`.
+        A result of :func:`diversity_profiles.profiles`.
     condition : str, optional
         Which condition to show; the first one by default.
     profiler : Profiler, optional

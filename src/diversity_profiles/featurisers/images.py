@@ -371,7 +371,7 @@ def profiles(
     grayscale, resample
         As for :func:`pixel_vectors`.
     distance : str, default "cosine"
-        Passed to :func:`diversity_profiles.pipeline._profiles`, like every other keyword.
+        Passed to :func:`diversity_profiles.profiles`, like every other keyword.
     batch_size, progress
         As for :func:`features`.
     name : str, optional

@@ -386,7 +386,7 @@ def profiles(
     """Diversity profiles of sets of molecules: SMILES to a Morgan/Tanimoto tree.
 
     Featurises every set with :func:`fingerprints` and calls
-    :func:`diversity_profiles.pipeline._profiles` with ``distance="tanimoto"`` (Vendi uses
+    :func:`diversity_profiles.profiles` with ``distance="tanimoto"`` (Vendi uses
     the Tanimoto similarity, which is positive semidefinite on bit vectors).
 
     Parameters
@@ -396,7 +396,7 @@ def profiles(
     radius, n_bits, on_invalid, progress, n_jobs
         As in :func:`fingerprints`.
     **kwargs
-        Passed to :func:`diversity_profiles.pipeline._profiles` (``families``, ``n_points``,
+        Passed to :func:`diversity_profiles.profiles` (``families``, ``n_points``,
         ``n_boot``, ``common_n``, ``circles_method``...), except
         ``representation`` and ``distance``, which this function sets.
 

@@ -392,7 +392,7 @@ def profiles(
         The representation's name in the tree, instead of ``"ngram-1234"``,
         ``"minilm"`` or the model directory's name.
     **kwargs
-        Passed to :func:`diversity_profiles.pipeline._profiles` (``families``, ``n_boot``,
+        Passed to :func:`diversity_profiles.profiles` (``families``, ``n_boot``,
         ``common_n``...); embeddings also accept ``distance`` (default ``"cosine"``).
 
     Returns

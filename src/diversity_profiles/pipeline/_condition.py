@@ -155,18 +155,31 @@ class PreparedSet:
         return self.derived("richness", count)
 
 
-def _check_label(label) -> str:
+def check_path_name(value, what: str, *, must: str, remedy: str) -> str:
+    """A name that becomes part of a tree path (a set label, a representation): a
+    non-empty string without '/' that survives netCDF and zarr (no NUL, no lone surrogate).
+
+    ``what`` names it in errors, ``must`` says what it must be, ``remedy`` ends the error
+    about a character the files cannot hold.
+    """
     from ..core import check_text
 
-    if not isinstance(label, str) or not label or "/" in label:
-        raise ValueError(
-            f"Set labels passed to {FUNC} must be non-empty strings without '/'. Got {label!r}."
-        )
-    try:  # it must survive netCDF and zarr: no NUL, no lone surrogate
-        check_text(label, f"The set label passed to {FUNC}")
+    if not isinstance(value, str) or not value or "/" in value:
+        raise ValueError(f"{must} Got {value!r}.")
+    try:
+        check_text(value, what)
     except ValueError as exc:
-        raise ValueError(f"{exc}; remove that character from the label.") from None
-    return label
+        raise ValueError(f"{exc}; {remedy}") from None
+    return value
+
+
+def _check_label(label) -> str:
+    return check_path_name(
+        label,
+        f"The set label passed to {FUNC}",
+        must=f"Set labels passed to {FUNC} must be non-empty strings without '/'.",
+        remedy="remove that character from the label.",
+    )
 
 
 def prepare_sets(

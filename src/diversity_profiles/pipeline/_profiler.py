@@ -1,6 +1,6 @@
 """A :class:`Profiler` holds the prepared sets of one condition, explicitly.
 
-:func:`diversity_profiles.pipeline._profiles` prepares the sets (distances, kernels,
+:func:`diversity_profiles.profiles` prepares the sets (distances, kernels,
 histograms), computes the profiles and lets the preparation go. Keep a
 ``Profiler`` instead when you want more from the same matrices later: profiles
 with other families or domains, or a grid extended beyond its ends. Nothing is
@@ -22,11 +22,10 @@ from ..core import (
     check_int,
     check_real,
     check_seed,
-    check_text,
     one_of,
 )
 from ..engines import resolve_device
-from ._condition import Condition, prepare_sets
+from ._condition import Condition, check_path_name, prepare_sets
 from ._layout import with_children
 from ._plan import Plan
 from ._planning import solver_memory
@@ -49,30 +48,26 @@ _CIRCLES_METHODS = ("auto", "exact", "greedy")
 
 
 def _check_name(value, arg: str) -> str:
-    if not isinstance(value, str) or not value or "/" in value:
-        raise ValueError(
-            f"The {arg!r} argument of {PREPARE} must be a non-empty string without '/' (it names "
-            f"the tree node). Got {value!r}."
-        )
-
-    try:  # it must survive netCDF and zarr: no NUL, no lone surrogate
-        check_text(value, f"The {arg!r} argument of {PREPARE}")
-    except ValueError as exc:
-        raise ValueError(f"{exc}; remove that character.") from None
-    return value
+    return check_path_name(
+        value,
+        f"The {arg!r} argument of {PREPARE}",
+        must=f"The {arg!r} argument of {PREPARE} must be a non-empty string without '/' (it "
+        f"names the tree node).",
+        remedy="remove that character.",
+    )
 
 
 class Profiler:
     """Prepared sets of one condition, for profiles and grid extensions.
 
-    Takes the arguments of :func:`diversity_profiles.pipeline._profiles` that define the
+    Takes the arguments of :func:`diversity_profiles.profiles` that define the
     condition; :meth:`profiles` takes the ones that say what to compute.
 
     Parameters
     ----------
     sets, representation, distance, similarities, bandwidth, circles_method, richness_tol, seed,
     device
-        As in :func:`diversity_profiles.pipeline._profiles`.
+        As in :func:`diversity_profiles.profiles`.
 
     Examples
     --------
