@@ -137,12 +137,19 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     verdicts = np.full((S, S, F), "tied", dtype=object)
     plain = np.full((S, S, F), "tied", dtype=object)
     confident = np.full((S, S, F), "no band", dtype=object)
+    findings = np.full((S, S, F), rule.NO_UNCERTAINTY, dtype=object)
+    for k in range(S):
+        findings[k, k, :] = "tied"
+    needed = np.full((4, S, S, F), np.nan)  # n per set, at theta, lead and noise there
+    n_banded = sum(1 for name in fams if f"{name}_boot" in ds and curves[name].boot is not None)
     minor = np.full((2, S, S, F), np.nan)  # dismissed side's lead and share
     ci = float(ds.attrs.get("ci", 0.95))
+    found_level = 1.0 - (1.0 - ci) / max(n_banded, 1)  # Bonferroni over families (step 8)
     shares = np.zeros((S, S, F))
     found: dict[tuple[int, int, int], list[float]] = {}
     attrs = {k: v for k, v in ds.attrs.items()}
     attrs.update(rtol=rtol, atol=atol, min_share=min_share, band=opts["band"])
+    attrs.update(finding_level=ci, finding_families=n_banded)
     sizes, scales, caps = _sizes(ds, S)
     for f, fam in enumerate(fams):
         got = curves[fam]
@@ -162,9 +169,21 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         if bounds is not None:
             bounds = (bounds[0][:, keep], bounds[1][:, keep])
         centred = None
-        if got.boot is not None and np.isfinite(scales).all():
+        multiplier = (
+            ds[f"{fam}_boot"].attrs.get("kind") == "multiplier" if got.boot is not None else False
+        )
+        fam_scales, fam_caps = (np.ones(S), np.ones(S)) if multiplier else (scales, caps)
+        if got.boot is not None and np.isfinite(fam_scales).all():
             raw = got.boot[..., keep]
-            centred = [centred_replicates(raw[k], vals[k], scales[k], caps[k]) for k in range(S)]
+            centred = [
+                centred_replicates(raw[k], vals[k], fam_scales[k], fam_caps[k]) for k in range(S)
+            ]
+            sds = [rule.replicate_sd(c) for c in centred]
+            z_found = rule.familywise_z(centred, found_level)
+            attrs[f"finding_z_{fam}"] = z_found
+        attrs[f"uncertainty_{fam}"] = str(
+            ds.attrs.get(f"uncertainty_{fam}", "none" if centred is None else "replicates")
+        )
         axis, step = family.axis, family.rule.step
         for i in range(S):
             for j in range(S):
@@ -220,6 +239,26 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     confident[i, j, f] = rule.confident_verdict(
                         theta, lo, hi, m, axis, step, min_share
                     )
+                    with np.errstate(invalid="ignore"):
+                        d = np.where(a == b, 0.0, a - b)
+                        sd = np.sqrt(sds[i] ** 2 + sds[j] ** 2)
+                    findings[i, j, f] = rule.finding(
+                        theta, d, sd, z_found, m, axis, step, min_share
+                    )
+                    if findings[i, j, f] == rule.NOT_DISTINGUISHABLE:
+                        need, at = rule.samples_needed(d, sd, z_found, m, n_pair, min_share)
+                        if at >= 0:
+                            scale = (
+                                1.0
+                                if family.rule.margin_unit == "n"
+                                else max(abs(a[at]), abs(b[at]))
+                            )
+                            needed[:, i, j, f] = (
+                                need,
+                                theta[at],
+                                d[at] / scale if scale > 0 else np.nan,
+                                z_found * sd[at] / scale if scale > 0 else np.nan,
+                            )
                 if param is None:
                     shares[i, j, f] = float(s[0] > 0)
                     continue
@@ -277,6 +316,37 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     f"({opts['band']} band of the difference from half-sample replicates); "
                     "'no band' where the profiles have no replicates (n_boot=0)",
                 },
+            ),
+            "finding": (
+                dims,
+                findings.astype(str),
+                {
+                    "values": ", ".join(rule.FINDINGS),
+                    "note": f"what the samples support at confidence {ci:g} for every pair, "
+                    "point and family at once (verdict rule step 8): a verdict, 'not "
+                    "distinguishable' at this sample size, or 'no uncertainty' where the "
+                    "profiles carry no replicates for the family",
+                },
+            ),
+            "n_needed": (
+                dims,
+                needed[0],
+                {
+                    "note": "about how many samples per set would make a lead that is not "
+                    "distinguishable confident, if it is real (verdict rule step 8); NaN "
+                    "where no lead exceeds the margin"
+                },
+            ),
+            "n_needed_at": (dims, needed[1], {"note": "the parameter n_needed is read at"}),
+            "lead_at": (
+                dims,
+                needed[2],
+                {"note": "a - b there (samples for counts, else relative to the larger value)"},
+            ),
+            "noise_at": (
+                dims,
+                needed[3],
+                {"note": "the family-wise band's half-width there, in the unit of lead_at"},
             ),
             "crossings": ((*dims, "crossing"), cross, {"note": "NaN-padded crossing parameters"}),
             "n_crossings": (dims, counts),

@@ -9,7 +9,7 @@ import numpy as np
 from ..core import markdown_code, markdown_text
 from ..pipeline import FAMILIES
 from . import _wording as wording
-from ._wording import Reading
+from ._wording import Reading, finding_intro
 
 #: How untrusted text (labels, paths, attributes) is written: as Markdown text and
 #: code spans, or (for the report's <pre>, which HTML-escapes it) as it is.
@@ -46,9 +46,36 @@ def _readings(res, a: str, b: str, esc: Text) -> list[Reading]:
                 confident=esc(str(res.verdict_ci.sel(**at).values))
                 if "verdict_ci" in res
                 else "no band",
+                finding=esc(str(res.finding.sel(**at).values))
+                if "finding" in res
+                else "no uncertainty",
+                **{key: float(res[var].sel(**at)) for key, var in NEEDED.items() if var in res},
             )
         )
     return out
+
+
+#: Reading field -> comparison variable, for leads not yet supported.
+NEEDED = {
+    "n_needed": "n_needed",
+    "needed_at": "n_needed_at",
+    "lead_at": "lead_at",
+    "noise_at": "noise_at",
+}
+
+
+def _finding_lines(res, esc: Text) -> list[str]:
+    """What the findings hold with, or that none is supported and why."""
+    fams = res.family.values.tolist()
+    if "finding" not in res:  # a comparison from before findings: say so, claim nothing
+        return finding_intro(0.95, [(esc(f), "a comparison made before findings") for f in fams], 0)
+    without = []
+    for k, f in enumerate(fams):
+        if bool((res.finding.isel(family=k).values == "no uncertainty").any()):
+            how = str(res.attrs.get(f"uncertainty_{f}", "no replicates"))
+            without.append((_family(f, esc), esc(how.removeprefix("none: ") or "no replicates")))
+    banded = int(res.attrs.get("finding_families", len(fams) - len(without)))
+    return finding_intro(float(res.attrs.get("finding_level", 0.95)), without, banded)
 
 
 def _rule_lines(res, esc: Text) -> list[str]:
@@ -61,13 +88,12 @@ def _rule_lines(res, esc: Text) -> list[str]:
         for f in res.family.values.tolist()
         if attrs.get(f"margin_{f}") is not None
     ]
-    no_band = "verdict_ci" in res and bool((res.verdict_ci.values == "no band").all())
     bounded = [
         (_family(f, esc), esc(str(attrs[f"method_{f}"])))
         for f in res.family.values.tolist()
         if str(attrs.get(f"method_{f}", "exact")) != "exact"
     ]
-    return wording.rule_lines(margins, float(attrs["min_share"]), no_band, bounded)
+    return wording.rule_lines(margins, float(attrs["min_share"]), bounded)
 
 
 def summarize_condition(
@@ -98,7 +124,7 @@ def summarize_condition(
     ]
     if narrowed:
         details.append("domains narrowed: " + "; ".join(narrowed))
-    lines = [head, "", "Condition: " + ", ".join(details) + "."]
+    lines = [head, "", *_finding_lines(res, esc), "", "Condition: " + ", ".join(details) + "."]
     if "n_samples" in res:
         sizes = dict(zip(labels, res.n_samples.values.tolist(), strict=True))
         lines.append("Sample sizes: " + ", ".join(f"{esc(k)} {v}" for k, v in sizes.items()) + ".")
@@ -116,12 +142,9 @@ def summarize_condition(
             )
     lines += _rule_lines(res, esc)
     lines.append("")
-    ci = float(attrs.get("ci", 0.95))
-    simultaneous = attrs.get("band") == "simultaneous"
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
-            readings = _readings(res, a, b, esc)
-            lines += wording.pair_block(esc(a), esc(b), readings, ci, simultaneous)
+            lines += wording.pair_block(esc(a), esc(b), _readings(res, a, b, esc))
     return "\n".join(lines)
 
 

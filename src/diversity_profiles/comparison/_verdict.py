@@ -85,6 +85,24 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
    0 where the bands overlap, with the separating gap as the difference. The
    dismissed side of a dominance reports its largest *possible* lead (``hi - lo``,
    relative to the largest value or bound involved).
+8. **Findings** (what the summary, the explorer and the report present). A finding
+   is step 6's confident verdict read from a *family-wise* band: with each set's
+   centred replicate errors ``c`` (step 6; Gaussian multiplier draws have scale 1),
+   Gaussian recombinations ``T = w c / sqrt(R - 1)`` (w standard normal, R the
+   replicates; independent per set) have the replicates' covariance; ``z`` is the
+   ``1 - (1 - ci) / F`` quantile, over recombinations, of the largest
+   ``|T_a - T_b| / sd_ab`` over every pair of sets and every point of the domain
+   compared, F the number of families with replicates (Bonferroni over families, the
+   maximum over pairs and points). The band ``d ± z sd`` then holds for every pair,
+   point and family at once with confidence ``ci``; step 6's reading of it gives
+   "dominates", "dominated", "crosses" or "tied", and its "uncertain" is written
+   "not distinguishable" (at this sample size). A family without replicates (n_boot
+   = 0, large-n bounds, a budget that ran out) has the finding "no uncertainty".
+   For a pair not distinguishable, ``n_needed`` is about how many samples per set
+   would make the lead confident if it is real: the noise falls as ``1/sqrt(n)``, so
+   each point where one side leads beyond the margin needs ``n (z sd / (|d| - m))^2``;
+   a dominance needs ``min_share`` of the points, so the estimate is that many points'
+   largest need (the ``ceil(min_share * points)``-th smallest).
 """
 
 from __future__ import annotations
@@ -98,6 +116,11 @@ VERDICTS = ("dominates", "dominated", "tied", "crosses")
 CONFIDENT_VERDICTS = (*VERDICTS, "uncertain")
 #: The verdict when the bounds of large-n values cannot order two sets (step 7).
 OVERLAP = "bounds overlap"
+#: Findings (step 8): a confident verdict, or why there is none.
+NOT_DISTINGUISHABLE, NO_UNCERTAINTY = "not distinguishable", "no uncertainty"
+FINDINGS = (*VERDICTS, NOT_DISTINGUISHABLE, NO_UNCERTAINTY)
+#: Gaussian recombinations of the replicates behind the family-wise z (step 8).
+RECOMBINATIONS = 4000
 #: Verdicts of curves with bounds add "bounds overlap".
 BOUNDED_VERDICTS = (*VERDICTS, OVERLAP)
 #: Default tolerances of a tie: relative and absolute.
@@ -500,3 +523,116 @@ def bounds_verdict(
         else share_ahead(theta, hi_b, lo_a, -s_low, axis, step)
     )
     return verdict, lead, share
+
+
+def replicate_sd(centred: np.ndarray) -> np.ndarray:
+    """Step 8: each point's standard deviation from centred replicate errors (repeat on
+    axis 0); NaN where a replicate is not finite."""
+    c = np.asarray(centred, dtype=np.float64)
+    finite = np.isfinite(c).all(axis=0)
+    sd = np.full(c.shape[1:], np.nan)
+    if c.shape[0] > 1:
+        sd[finite] = np.sqrt(np.sum(c[:, finite] ** 2, axis=0) / (c.shape[0] - 1))
+    return sd
+
+
+def familywise_z(centred: list[np.ndarray], level: float, seed: int = 0) -> float:
+    """Step 8: the z that makes ``d ± z sd`` hold for every pair of sets and point at once
+    with confidence ``level``, from each set's centred replicate errors (repeat × point).
+
+    >>> rng = np.random.default_rng(1)
+    >>> c = [rng.standard_normal((400, 1)), rng.standard_normal((400, 1))]
+    >>> round(familywise_z(c, 0.95), 1)  # one point, one pair: the normal 1.96
+    2.0
+    """
+    rng = np.random.default_rng(seed)
+    draws, variances = [], []
+    for c in centred:
+        c = np.asarray(c, dtype=np.float64)
+        ok = np.isfinite(c).all(axis=0)
+        clean = np.where(ok, c, 0.0)
+        w = rng.standard_normal((RECOMBINATIONS, c.shape[0]))
+        draws.append(w @ clean / np.sqrt(max(c.shape[0] - 1, 1)))
+        var = np.sum(clean**2, axis=0) / max(c.shape[0] - 1, 1)
+        variances.append(np.where(ok, var, np.nan))
+    stat = np.zeros(RECOMBINATIONS)
+    for i in range(len(centred)):
+        for j in range(i + 1, len(centred)):
+            sd = np.sqrt(variances[i] + variances[j])
+            use = np.isfinite(sd) & (sd > 0)
+            if use.any():
+                dev = np.abs(draws[i][:, use] - draws[j][:, use]) / sd[use]
+                stat = np.maximum(stat, dev.max(axis=1))
+    return float(np.quantile(stat, level))
+
+
+def finding(
+    theta: np.ndarray,
+    d: np.ndarray,
+    sd: np.ndarray,
+    z: float,
+    m: np.ndarray,
+    axis: str,
+    step: bool,
+    min_share: float = MIN_SHARE,
+) -> str:
+    """Step 8: the finding from the difference ``d`` and its standard deviation ``sd``
+    (NaN: no band at that point) under the family-wise ``z``.
+
+    >>> x = np.linspace(0.0, 1.0, 5); m = np.full(5, 0.01)
+    >>> finding(x, np.full(5, 0.5), np.full(5, 0.1), 3.0, m, "linear", False)
+    'dominates'
+    >>> finding(x, np.full(5, 0.2), np.full(5, 0.1), 3.0, m, "linear", False)
+    'not distinguishable'
+    """
+    d = np.asarray(d, dtype=np.float64)
+    half = np.where(np.isfinite(sd), z * np.asarray(sd, dtype=np.float64), np.inf)
+    with np.errstate(invalid="ignore"):
+        lower, upper = d - half, d + half
+    got = confident_verdict(theta, lower, upper, m, axis, step, min_share)
+    return NOT_DISTINGUISHABLE if got == "uncertain" else got
+
+
+def samples_needed(
+    d: np.ndarray, sd: np.ndarray, z: float, m: np.ndarray, n: float, min_share: float
+) -> tuple[float, int]:
+    """Step 8: about how many samples per set would make the leading side's dominance
+    confident, and the point its lead is read at (NaN and -1 when no point leads beyond
+    the margin, or the other side leads beyond it on ``min_share`` of the points: no
+    dominance to resolve).
+
+    The noise falls as ``1/sqrt(n)``. The leader (the side ahead beyond the margin on more
+    points) must be confidently ahead on ``min_share`` of the points, each needing
+    ``n (z sd / (lead - m))^2``, and not possibly behind on the rest, each needing
+    ``n (z sd / (lead + m))^2``; the estimate is the larger of the two needs.
+
+    >>> samples_needed(np.array([0.02]), np.array([0.01]), 3.0, np.array([0.0]), 200, 0.05)
+    (450.0, 0)
+    """
+    d = np.asarray(d, dtype=np.float64)
+    sd = np.asarray(sd, dtype=np.float64)
+    m = np.broadcast_to(np.asarray(m, dtype=np.float64), d.shape)
+    ok = np.isfinite(d) & np.isfinite(sd) & (sd > 0)
+    usable = int(np.sum(ok))
+    if usable == 0:
+        return float("nan"), -1
+    gap = np.where(ok, d, 0.0)
+    side = 1.0 if np.sum(gap > m) >= np.sum(-gap > m) else -1.0
+    lead = side * gap
+    k = max(1, int(np.ceil(min_share * usable)))
+    if np.sum(ok & (lead < -m)) >= k or not np.any(ok & (lead > m)):
+        return float("nan"), -1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ahead = np.where(ok & (lead > m), (z * sd / (lead - m)) ** 2, np.inf)
+        behind = np.where(ok, (z * sd / np.maximum(lead + m, 0.0)) ** 2, 0.0)
+    order = np.argsort(ahead, kind="stable")
+    pick = int(order[k - 1])
+    if not np.isfinite(ahead[pick]):
+        return float("nan"), -1
+    # all but fewer than k points must not be possibly behind
+    rest = np.sort(behind[ok])[::-1]
+    worst = float(rest[k - 1]) if rest.size >= k else 0.0
+    need = max(float(ahead[pick]), worst if np.isfinite(worst) else np.inf)
+    if not np.isfinite(need):
+        return float("nan"), -1
+    return float(np.ceil(n * need)), pick

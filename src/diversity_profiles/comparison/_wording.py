@@ -29,6 +29,13 @@ class Reading:
     lead: float = math.nan  # the dismissed side's largest lead (NaN: none dismissed)
     share: float = 0.0  # ...and its share of the domain
     confident: str = "no band"  # the verdict that holds with confidence, if a band exists
+    #: What the samples support (verdict rule step 8): a verdict, "not distinguishable"
+    #: or "no uncertainty"
+    finding: str = "no uncertainty"
+    n_needed: float = math.nan  # samples per set that would resolve a lead not yet supported
+    needed_at: float = math.nan  # ...read at this parameter
+    lead_at: float = math.nan  # a - b there (samples, or relative)
+    noise_at: float = math.nan  # the family-wise band's half-width there
 
 
 def fmt_g(x: float, digits: int = 3) -> str:
@@ -68,12 +75,10 @@ def agreement(verdicts: Sequence[str]) -> str:
 def rule_lines(
     margins: Sequence[tuple[str, float, str]],
     min_share: float,
-    no_band: bool,
     bounded: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
-    """How verdicts were read: each family's (name, margin, unit), the (name, method) of
-    families whose values are large-n bounds or estimates, and whether none holds with
-    confidence because there are no replicates."""
+    """How verdicts were read: each family's (name, margin, unit), and the (name, method)
+    of families whose values are large-n bounds or estimates."""
     parts = [
         f"{name} {fmt_g(float(margin), 6)}{' × n samples' if unit == 'n' else ' relative'}"
         for name, margin, unit in margins
@@ -90,11 +95,6 @@ def rule_lines(
         lines.append(
             f"Large-n values ({kinds}): a verdict there holds only where the bounds "
             "separate; elsewhere it says the bounds overlap."
-        )
-    if no_band:
-        lines.append(
-            "No verdict here holds with confidence: the profiles have no replicates "
-            "(profile with n_boot > 0 for bands)."
         )
     return lines
 
@@ -146,26 +146,97 @@ def margin_note(a: str, b: str, readings: Sequence[Reading]) -> str | None:
     return f"within the margin: {'; '.join(notes)}" if notes else None
 
 
-def confidence_line(
-    a: str, b: str, readings: Sequence[Reading], ci: float, simultaneous: bool
-) -> str | None:
-    """Which verdicts hold with confidence, if any family has a band."""
-    held = [f"{r.family}: {r.confident}" for r in readings if r.confident != "no band"]
-    if not held:
-        return None
-    over = "over each whole domain" if simultaneous else "pointwise"
-    return f"with {percent(ci)} confidence {over} ({a} vs {b}): " + ", ".join(held)
+CLAIMS = ("dominates", "dominated", "crosses")
 
 
-def pair_block(
-    a: str, b: str, readings: Sequence[Reading], ci: float, simultaneous: bool = True
-) -> list[str]:
-    """The Markdown list item of one pair: its line, then the notes under it."""
-    lines = [f"- {pair_line(a, b, readings)}"]
+def finding_intro(level: float, without: Sequence[tuple[str, str]], banded: int) -> list[str]:
+    """The first lines of a condition: what its findings hold with, or that none is
+    supported; ``without`` lists (family, why) for families with no uncertainty."""
+    if banded == 0:
+        why = "; ".join(sorted({how for _, how in without})) or "no replicates"
+        return [
+            f"**No verdict is supported**: these profiles carry no sampling uncertainty "
+            f"({why}). The verdicts below describe these samples only, not the sources "
+            "they were drawn from; profile with n_boot='auto' (the default) for findings."
+        ]
+    lines = [
+        f"Findings hold with {percent(level)} confidence for every pair, point and family "
+        "at once; any other difference is not distinguishable at this sample size."
+    ]
+    for name, how in without:
+        lines.append(f"No finding in {name}: no sampling uncertainty ({how}).")
+    return lines
+
+
+def _claim_text(a: str, b: str, r: Reading) -> str:
+    if r.finding == "crosses":
+        where = ", ".join(f"{r.symbol} ≈ {fmt_g(x)}" for x in r.crossings if not math.isnan(x))
+        return f"{a} and {b} cross in {r.family}" + (f" at {where}" if where else "")
+    first, second = (a, b) if r.finding == "dominates" else (b, a)
+    return f"{first} ≻ {second} in {r.family}"
+
+
+def finding_line(a: str, b: str, readings: Sequence[Reading]) -> str:
+    """The one line that says what the samples support about a and b."""
+    claims = [r for r in readings if r.finding in CLAIMS]
+    tied = [r.family for r in readings if r.finding == "tied"]
+    open_ = [r.family for r in readings if r.finding == "not distinguishable"]
+    ahead = [r.family for r in claims if r.finding == "dominates"]
+    behind = [r.family for r in claims if r.finding == "dominated"]
+    crossed = [r for r in claims if r.finding == "crosses"]
+    parts = []
+    if claims:
+        if ahead:
+            parts.append(f"{a} ≻ {b} in {', '.join(ahead)}")
+        if behind:
+            parts.append(f"{b} ≻ {a} in {', '.join(behind)}")
+        parts += [_claim_text(a, b, r) for r in crossed]
+        if open_:
+            parts.append(f"not distinguishable in {', '.join(open_)}")
+    elif open_:
+        parts.append(f"{a} and {b} are not distinguishable at this sample size")
+    if tied:
+        parts.append(f"equal within the margin in {', '.join(tied)}")
+    if not parts:
+        return f"no finding on {a} vs {b}: no sampling uncertainty"
+    disagree = len([x for x in (ahead, behind, crossed) if x]) > 1
+    return (f"families disagree on {a} vs {b}: " if disagree else "") + "; ".join(parts)
+
+
+def amount_at(x: float, unit: str) -> str:
+    """A lead or noise as "2.1%" or "3 samples" (its sign dropped)."""
+    x = abs(x)
+    if unit == "n":
+        return f"{fmt_g(x)} sample{'' if x == 1 else 's'}"
+    return f"{fmt_g(x * 100, 2)}%"
+
+
+def needed_note(a: str, b: str, readings: Sequence[Reading]) -> str | None:
+    """For leads not yet supported: how big they are, the noise, and about how many
+    samples per set would resolve them if they are real."""
+    notes = []
+    for r in readings:
+        if r.finding != "not distinguishable" or not math.isfinite(r.n_needed):
+            continue
+        leader = a if r.lead_at > 0 else b
+        where = "" if r.scale_free else f" at {r.symbol} ≈ {fmt_g(r.needed_at)}"
+        notes.append(
+            f"{r.family}: {leader} leads by {amount_at(r.lead_at, r.unit)}{where} "
+            f"(noise ±{amount_at(r.noise_at, r.unit)}); about {int(r.n_needed):,} samples "
+            "per set would resolve it"
+        )
+    return "not yet supported — " + "; ".join(notes) if notes else None
+
+
+def pair_block(a: str, b: str, readings: Sequence[Reading]) -> list[str]:
+    """The Markdown list item of one pair: what the samples support, then the notes under
+    it (leads not yet supported, and these samples' point verdicts)."""
+    lines = [f"- {finding_line(a, b, readings)}"]
+    need = needed_note(a, b, readings)
+    if need:
+        lines.append(f"  - {need}")
+    lines.append(f"  - these samples (no confidence): {pair_line(a, b, readings)}")
     note = margin_note(a, b, readings)
     if note:
         lines.append(f"  - {note}")
-    sure = confidence_line(a, b, readings, ci, simultaneous)
-    if sure:
-        lines.append(f"  - {sure}")
     return lines

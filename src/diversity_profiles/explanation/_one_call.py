@@ -74,17 +74,24 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         Rows closer than this (max-abs) are the same item for richness.
     seed : int, default 0
         Seed of the randomised parts (Circles tie-breaking, resampling).
-    n_boot : int, default 0
-        Replicates per set for confidence bands. With ``n_boot > 0`` every family
-        whose registry entry is ``bootstrapped`` (all of today's) gets
-        ``<family>_ci_lower`` / ``<family>_ci_upper`` (pointwise, level ``ci``)
-        and its replicates ``<family>_boot(set, boot, ...)``: subsamples of half the
-        set drawn without replacement (``subsample_size``), rescaled to n as
-        :mod:`diversity_profiles.pipeline._resampling` explains. :func:`compare` turns them
-        into simultaneous bands of each difference and verdicts that hold with
-        confidence. Replicates reuse the computed matrices; Circles uses its greedy
-        lower bound there. Families routed to their large-n method (``method``)
-        have no replicates: the bootstrap is then refused with what to do instead.
+    n_boot : "auto", 0 or int, default "auto"
+        The sampling uncertainty behind every verdict. ``"auto"`` (the default):
+        families with a per-sample influence (Vendi by the delta method, energy and
+        average distance as U-statistics, magnitude by the jackknife) get
+        ``MULTIPLIER_DRAWS`` Gaussian multiplier draws ``<family>_boot(set, draw, ...)``
+        at the cost of one more pass over the matrices already formed; the others
+        (Circles, richness) get half-sample replicates when at least 30 of them fit in
+        twice the plain profile's time (or 10 s), and none otherwise. What each family
+        got is the node's ``uncertainty_<family>`` attribute. An int ``>= 2``: that many
+        half-sample replicates of every family ``<family>_boot(set, boot, ...)``
+        (subsamples of half the set without replacement, ``subsample_size``, rescaled to
+        n as :mod:`diversity_profiles.pipeline._resampling` explains; Circles uses its
+        greedy lower bound there). ``0``: none, and then no verdict is supported.
+        Either way ``<family>_ci_lower`` / ``<family>_ci_upper`` are pointwise bands at
+        level ``ci``, and :func:`compare` turns the replicates into simultaneous bands
+        of each difference and the findings that hold with confidence. Families routed
+        to their large-n method (``method``) have none: an int is then refused with
+        what to do instead.
     ci : float, default 0.95
         Confidence level of the bands.
     common_n : int or "min", optional

@@ -16,16 +16,37 @@ from ._circles import (
     solve_component,
     solve_threshold,
 )
-from ._energy import CoincidentPointsWarning, energy, energy_from_histogram, energy_scale_range
-from ._magnitude import MERGE_TOL, SM_SWITCH, magnitude, magnitude_scale_range, magnitude_values
-from ._scalefree import average_distance, group_duplicate_rows, richness
+from ._energy import (
+    CoincidentPointsWarning,
+    energy,
+    energy_from_histogram,
+    energy_influence,
+    energy_scale_range,
+)
+from ._magnitude import (
+    MERGE_TOL,
+    SM_SWITCH,
+    magnitude,
+    magnitude_jackknife,
+    magnitude_scale_range,
+    magnitude_values,
+)
+from ._scalefree import (
+    average_distance,
+    average_distance_influence,
+    group_duplicate_rows,
+    richness,
+)
 from ._similarity_diversity import Z_OF_KERNEL, similarity_diversity, similarity_diversity_values
 from ._vendi import (
     clean_spectrum,
+    dual_eigen_shares,
     dual_kernel_spectrum,
+    kernel_eigen_shares,
     rank_cutoff,
     spectrum_of_kernel,
     vendi_from_spectrum,
+    vendi_log_influence,
     vendi_score,
     vendi_score_dual,
 )
@@ -38,20 +59,25 @@ __all__ = [
     "Z_OF_KERNEL",
     "CoincidentPointsWarning",
     "average_distance",
+    "average_distance_influence",
     "circles",
     "circles_sweep",
     "clean_spectrum",
     "clique_cover",
     "dsatur_clique_cover",
+    "dual_eigen_shares",
     "dual_kernel_spectrum",
     "energy",
     "energy_from_histogram",
+    "energy_influence",
     "energy_scale_range",
     "graph_at",
     "greedy_independent_set",
     "group_duplicate_rows",
+    "kernel_eigen_shares",
     "load_cp_model",
     "magnitude",
+    "magnitude_jackknife",
     "magnitude_scale_range",
     "magnitude_values",
     "min_degree_greedy",
@@ -63,6 +89,7 @@ __all__ = [
     "solve_threshold",
     "spectrum_of_kernel",
     "vendi_from_spectrum",
+    "vendi_log_influence",
     "vendi_score",
     "vendi_score_dual",
 ]

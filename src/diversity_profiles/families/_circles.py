@@ -274,7 +274,8 @@ def circles_sweep(
     """Certified (lower, upper) Circles bounds at every threshold; assumes checked input.
 
     ``remedy``: what the time-limit warning tells the caller to do (the arguments of
-    :func:`circles` by default; :func:`profiles` has others)."""
+    :func:`circles` by default; :func:`profiles` has others). ``method="lower"`` is the
+    greedy lower bound alone (resampling's replicates), with the trivial upper bound n."""
     n = D.shape[0]
     grid, inverse = np.unique(taus, return_inverse=True)
     m = len(grid)
@@ -300,7 +301,7 @@ def circles_sweep(
     # A clique cover stays a cover as τ grows: sweep upward, keeping per component the
     # cover with fewer cliques.
     prev = None
-    for i in todo:
+    for i in todo if method != "lower" else ():
         A, lab, ncomp, hard = at(grid[i])
         own = clique_cover(A, lab, hard, rank)
         if prev is not None:
@@ -308,6 +309,8 @@ def circles_sweep(
             own = np.where(better[lab], prev, own + 2 * n)  # shifted: labels stay distinct
         covers[i] = prev = np.unique(own, return_inverse=True)[1]
         upper[i] = prev.max() + 1
+    if method == "lower":
+        upper[todo] = n
     # An independent set stays independent as τ shrinks: sweep downward likewise.
     prev = None
     for i in todo[::-1]:

@@ -111,3 +111,15 @@ def richness(X, *, tol: float = 0.0) -> int:
     if arr.shape[0] == 0:
         raise ValueError("The 'X' argument of richness is empty; give at least one item.")
     return int(np.unique(group_duplicate_rows(arr, tol)).size)
+
+
+def average_distance_influence(row_means: np.ndarray) -> np.ndarray:
+    """Influence of every sample on the average distance, from the mean distance of each
+    sample to the others: ``2 (r_i - mean r)`` (the U-statistic's Hoeffding projection;
+    ``sum h^2 / n^2`` is its first-order variance ``4 var(r) / n``).
+
+    >>> average_distance_influence(np.array([1.5, 1.0, 1.5])).round(6).tolist()
+    [0.333333, -0.666667, 0.333333]
+    """
+    r = np.asarray(row_means, dtype=np.float64)
+    return 2.0 * (r - r.mean())

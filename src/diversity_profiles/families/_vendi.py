@@ -325,3 +325,72 @@ def vendi_score_dual(
     lam = clean_spectrum(dual_kernel_spectrum(arr, p, normalize), func, max(n, d) if d < n else n)
     out = vendi_from_spectrum(lam, qs)
     return _finish(out if scalar else out.reshape(np.shape(q)), scalar)
+
+
+# --- sampling influence ------------------------------------------------------
+
+
+def kernel_eigen_shares(K: np.ndarray, func: str) -> tuple[np.ndarray, np.ndarray]:
+    """The spectrum of K/n and each sample's share of every eigen-direction.
+
+    Returns ``(lam, shares)``: the eigenvalues above round-off (not renormalised) and the
+    n × r matrix ``shares[i, k] = n lam_k U_ik^2`` (U the eigenvectors of K/n), whose
+    column means are ``lam``. ``shares[i] @ f(lam) / lam`` is ``phi_i' f(C) phi_i`` for the
+    feature map phi of K and its covariance C (same non-zero spectrum as K/n).
+    """
+    from scipy.linalg import eigh
+
+    n = K.shape[0]
+    lam, U = eigh(K / n, check_finite=False, driver="evd")
+    clean_spectrum(lam, func, n)  # the PSD check, with its message
+    keep = lam > rank_cutoff(float(lam.max()), n)
+    lam, U = lam[keep], U[:, keep]
+    return lam, n * lam * U**2
+
+
+def dual_eigen_shares(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`kernel_eigen_shares` of the cosine kernel of unit rows X, from the d × d
+    covariance ``C = X'X / n``: ``shares[i, k] = (x_i . v_k)^2``."""
+    from scipy.linalg import eigh
+
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    lam, V = eigh(X.T @ X / n, check_finite=False, driver="evd")
+    keep = lam > rank_cutoff(float(lam.max()), max(X.shape))
+    lam, V = lam[keep], V[:, keep]
+    return lam, (X @ V) ** 2
+
+
+def vendi_log_influence(lam: np.ndarray, shares: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """Influence of every sample on ``log VS_q``: an n × len(qs) matrix (columns mean 0).
+
+    With C the covariance of the kernel's feature map (trace 1, unit diagonal) and phi_i a
+    sample's feature, moving mass to phi_i changes ``tr C^q`` by ``q (phi_i' C^{q-1} phi_i
+    - tr C^q)``, so ``log VS_q = log(tr C^q) / (1 - q)`` moves by ``q / (1 - q)`` times that
+    over ``tr C^q``; q = 1 (Shannon) gives ``-phi_i' log C phi_i - H`` and q = inf
+    (``-log lam_max``) gives ``1 - phi_i' v_1 v_1' phi_i / lam_max``. The sample mean of
+    the influences over n is the delta method's standard error of the plug-in estimate.
+    q = 0 (the rank, a count) has none: NaN.
+
+    >>> lam, shares = np.array([0.5, 0.5]), np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> vendi_log_influence(lam, shares, np.array([1.0, 2.0, np.inf])).round(12).tolist()
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    total = float(np.sum(lam))  # 1 for a unit diagonal; the shares follow lam's scale
+    lam = np.asarray(lam, dtype=np.float64) / total
+    shares = np.asarray(shares, dtype=np.float64) / total
+    qs = np.asarray(qs, dtype=np.float64)
+    out = np.full((shares.shape[0], qs.size), np.nan)
+    for k, q in enumerate(qs):
+        if q == 0:
+            continue
+        if np.isinf(q):
+            top = int(np.argmax(lam))
+            out[:, k] = 1.0 - shares[:, top] / lam[top]
+        elif q == 1:
+            log_lam = np.log(lam)
+            out[:, k] = -(shares @ log_lam) + float(lam @ log_lam)
+        else:
+            power = float(np.sum(lam**q))
+            out[:, k] = q / (1.0 - q) * (shares @ lam ** (q - 1.0) - power) / power
+    return out

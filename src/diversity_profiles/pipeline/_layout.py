@@ -101,7 +101,7 @@ def curves(ds: xr.Dataset) -> dict[str, Curves]:
         if f"{name}_boot" in ds:
             raw = ds[f"{name}_boot"]
             boot = np.asarray(raw.values, dtype=np.float64).reshape(
-                n_sets, int(raw.sizes["boot"]), grid.size
+                n_sets, int(raw.shape[1]), grid.size
             )
         out[name] = Curves(
             fam,

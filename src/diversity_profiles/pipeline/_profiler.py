@@ -131,7 +131,7 @@ class Profiler:
         families: Sequence[str] | str | None = None,
         domains: Mapping[str, object] | None = None,
         n_points: int = 100,
-        n_boot: int = 0,
+        n_boot: int | str = "auto",
         ci: float = 0.95,
         common_n: int | str | None = None,
         n_subsamples: int = 10,

@@ -10,6 +10,7 @@ strings and numbers only, so the tree round-trips through netCDF and zarr.
 from __future__ import annotations
 
 import datetime as _dt
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -71,7 +72,7 @@ def _user_domain(family: Family, value, n_points: int) -> tuple[np.ndarray, str]
 class Uncertainty:
     """What :func:`profiles` adds about finite samples (all optional)."""
 
-    n_boot: int = 0
+    n_boot: int | str = "auto"
     ci: float = 0.95
     common_n: int | None = None
     n_subsamples: int = 10
@@ -112,7 +113,50 @@ def _estimates(cond: Condition, plan: Plan, fams: list[Family]) -> dict:
     return out
 
 
-def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars) -> dict:
+HALF_SAMPLE_METHOD = "subsampling without replacement, m = n/2, scaled by sqrt(m/(n-m))"
+
+
+def _store_half_samples(
+    cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, repeats, show
+):
+    """Half-sample replicates of ``fams``: their bands, replicates and sizes m."""
+    from . import _resampling as resampling
+
+    reps = resampling.half_samples(cond, plan, fams, repeats, unc.seed, unc.common_n, show=show)
+    full = np.array([unc.common_n or item.n for item in cond.sets])
+    half = np.array([resampling.half_size(int(n)) for n in full])
+    scales = np.array(
+        [resampling.subsample_scale(int(n), int(m)) for n, m in zip(full, half, strict=True)]
+    )
+    data_vars["subsample_size"] = (
+        ("set",),
+        half,
+        {"role": "replicate size m", "scale": "sqrt(m / (n - m)), n = n_samples or common_n"},
+    )
+    for var, values in reps.items():
+        est, _, fam = estimates[var]
+        with warnings.catch_warnings():  # replicates without a pair: NaN bands, no noise
+            warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+            lower, upper = resampling.bands(est, values, unc.ci, scales, full / half)
+        dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
+        role = {"family": fam.name, "ci": unc.ci, "method": HALF_SAMPLE_METHOD}
+        data_vars[f"{var}_ci_lower"] = (dims, lower, {**role, "role": "ci_lower"})
+        data_vars[f"{var}_ci_upper"] = (dims, upper, {**role, "role": "ci_upper"})
+        data_vars[f"{var}_boot"] = (
+            ("set", "boot", *dims[1:]),
+            values,
+            {
+                "family": fam.name,
+                "role": "replicates",
+                "method": HALF_SAMPLE_METHOD,
+                "kind": "half-sample",
+            },
+        )
+
+
+def _add_uncertainty(
+    cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, seconds: float
+) -> dict:
     """Subsample to a common size and/or bootstrap; returns attributes to record."""
     from ..core import plan_repeats
     from . import _resampling as resampling
@@ -143,9 +187,11 @@ def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_v
                 spread = values.std(axis=1, ddof=1) if unc.n_subsamples > 1 else values[:, 0] * 0
             data_vars[f"{var}_sd"] = (dims, spread, {"family": fam.name, "role": "spread"})
         notes.update(common_n=unc.common_n, n_subsamples=unc.n_subsamples)
-    if unc.n_boot > 0:
-        from ._resampling import subsample_scale
-
+    if unc.n_boot == "auto":
+        notes.update(
+            _auto_uncertainty(cond, plan, fams, estimates, unc, data_vars, per_rep, seconds)
+        )
+    elif unc.n_boot > 0:
         show = plan_repeats(
             lambda: resampling.half_samples(cond, plan, fams, 1, unc.seed, unc.common_n),
             unc.n_boot,
@@ -154,35 +200,110 @@ def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_v
             max_seconds=unc.max_seconds,
             result_bytes=per_rep * unc.n_boot,
         )
-        reps = resampling.half_samples(
-            cond, plan, fams, unc.n_boot, unc.seed, unc.common_n, show=show
+        _store_half_samples(cond, plan, fams, estimates, unc, data_vars, unc.n_boot, show)
+        notes.update(n_boot=unc.n_boot, ci=unc.ci, ci_method=HALF_SAMPLE_METHOD)
+        notes["bootstrap_seed"] = unc.seed
+        notes.update(
+            {f"uncertainty_{f.name}": f"half-sample replicates ({unc.n_boot})" for f in fams}
         )
-        full = np.array([unc.common_n or item.n for item in cond.sets])
-        half = np.array([resampling.half_size(int(n)) for n in full])
-        scales = np.array(
-            [subsample_scale(int(n), int(m)) for n, m in zip(full, half, strict=True)]
+    else:
+        notes.update({f"uncertainty_{f.name}": "none: n_boot=0" for f in fams})
+    return notes
+
+
+#: The default uncertainty's half-sample replicates (families without an influence):
+#: at most this many, and none unless at least AUTO_MIN_REPEATS fit in its time.
+AUTO_REPEATS, AUTO_MIN_REPEATS = 100, 30
+#: Their time: up to this multiple of the plain profile's, and at least AUTO_MIN_SECONDS.
+AUTO_TIME_FACTOR, AUTO_MIN_SECONDS = 1.5, 10.0
+
+
+def _auto_uncertainty(
+    cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, per_rep, seconds: float
+):
+    """``n_boot="auto"``: multiplier draws of each sample's influence where a family has
+    one (cheap: one pass over the matrices already formed), half-sample replicates for the
+    others when enough of them fit in a time proportional to the plain profile's; what
+    each family got is its variables' ``uncertainty`` attribute and the node's
+    ``uncertainty_<family>``."""
+    from ..core import plan_repeats
+    from . import _resampling as resampling
+
+    notes: dict = {"n_boot": "auto", "ci": unc.ci, "bootstrap_seed": unc.seed}
+    per_fam: dict[str, str] = {}
+    covered: set[str] = set()
+    if unc.common_n is None:
+        infl = resampling.influences(cond, plan, fams)
+        values = {var: estimates[var][0] for var in infl}
+        draws = resampling.multiplier_replicates(
+            values, infl, resampling.MULTIPLIER_DRAWS, unc.seed
         )
-        method = "subsampling without replacement, m = n/2, scaled by sqrt(m/(n-m))"
-        data_vars["subsample_size"] = (
-            ("set",),
-            half,
-            {"role": "replicate size m", "scale": "sqrt(m / (n - m)), n = n_samples or common_n"},
-        )
-        for var, values in reps.items():
+        ones = np.ones(len(cond.sets))
+        for var, reps in draws.items():
             est, _, fam = estimates[var]
-            with warnings.catch_warnings():  # replicates without a pair: NaN bands, no noise
-                warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
-                lower, upper = resampling.bands(est, values, unc.ci, scales, full / half)
-            dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
-            role = {"family": fam.name, "ci": unc.ci, "method": method}
-            data_vars[f"{var}_ci_lower"] = (dims, lower, {**role, "role": "ci_lower"})
-            data_vars[f"{var}_ci_upper"] = (dims, upper, {**role, "role": "ci_upper"})
-            data_vars[f"{var}_boot"] = (
-                ("set", "boot", *dims[1:]),
-                values,
-                {"family": fam.name, "role": "replicates", "method": method},
+            lower, upper = resampling.bands(
+                est.reshape(reps.shape[0], -1), reps, unc.ci, ones, ones
             )
-        notes.update(n_boot=unc.n_boot, ci=unc.ci, ci_method=method, bootstrap_seed=unc.seed)
+            dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
+            role = {"family": fam.name, "ci": unc.ci, "method": resampling.MULTIPLIER_METHOD}
+            shape = est.shape
+            data_vars[f"{var}_ci_lower"] = (
+                dims,
+                lower.reshape(shape),
+                {**role, "role": "ci_lower"},
+            )
+            data_vars[f"{var}_ci_upper"] = (
+                dims,
+                upper.reshape(shape),
+                {**role, "role": "ci_upper"},
+            )
+            data_vars[f"{var}_boot"] = (
+                ("set", "draw", *dims[1:]),
+                reps.reshape(reps.shape[0], reps.shape[1], *shape[1:]),
+                {**role, "role": "replicates", "kind": "multiplier"},
+            )
+            covered.add(fam.name)
+            per_fam[fam.name] = f"multiplier draws ({resampling.MULTIPLIER_DRAWS})"
+    rest = [f for f in fams if f.bootstrapped and f.name not in covered and not plan.large(f.name)]
+    if rest:
+        budget = max(AUTO_TIME_FACTOR * seconds, AUTO_MIN_SECONDS)
+        if unc.max_seconds is not None:
+            budget = min(budget, unc.max_seconds)
+        start = time.perf_counter()
+        resampling.half_samples(cond, plan, rest, 1, unc.seed, unc.common_n)
+        once = max(time.perf_counter() - start, 1e-6)
+        repeats = int(min(AUTO_REPEATS, budget // once))
+        if repeats >= AUTO_MIN_REPEATS:
+            show = (
+                plan_repeats(
+                    lambda: None,
+                    repeats,
+                    arg="n_boot",
+                    func=FUNC,
+                    max_seconds=None,
+                    result_bytes=per_rep * repeats,
+                )
+                or once * repeats > 5.0
+            )
+            _store_half_samples(cond, plan, rest, estimates, unc, data_vars, repeats, show)
+            methods = [resampling.MULTIPLIER_METHOD] * bool(covered) + [HALF_SAMPLE_METHOD]
+            notes.update(half_samples=repeats, ci_method="; ".join(methods))
+            for f in rest:
+                per_fam[f.name] = f"half-sample replicates ({repeats})"
+        else:
+            need = int(np.ceil(AUTO_MIN_REPEATS * once))
+            for f in rest:
+                per_fam[f.name] = (
+                    f"none: {AUTO_MIN_REPEATS} half-sample replicates would take about "
+                    f"{need} s, more than the {budget:.0f} s the default allows "
+                    f"(pass n_boot={AUTO_MIN_REPEATS} or more to run them)"
+                )
+    for f in fams:
+        if f.name not in per_fam and f.bootstrapped:
+            per_fam[f.name] = "none: large-n method (its bounds are about this sample only)"
+    if covered and "ci_method" not in notes:
+        notes["ci_method"] = resampling.MULTIPLIER_METHOD
+    notes.update({f"uncertainty_{name}": how for name, how in per_fam.items()})
     return notes
 
 
@@ -195,9 +316,13 @@ def _check_uncertainty(
 ) -> Uncertainty:
     if max_seconds is not None:
         max_seconds = check_real(max_seconds, "max_seconds", FUNC, low=0.0, low_open=True)
-    if not _is_int(n_boot) or n_boot < 0 or n_boot == 1:
+    if not (isinstance(n_boot, str) and n_boot == "auto") and (
+        not _is_int(n_boot) or n_boot < 0 or n_boot == 1
+    ):
         raise ValueError(
-            f"The 'n_boot' argument of {FUNC} must be 0 or an int >= 2. Got {n_boot!r}."
+            f"The 'n_boot' argument of {FUNC} must be 'auto' (the default uncertainty), 0 "
+            f"(none: no verdict will be supported) or an int >= 2 (half-sample replicates of "
+            f"every family). Got {n_boot!r}."
         )
     ci = check_real(ci, "ci", FUNC, low=0.0, high=1.0, low_open=True, high_open=True)
     smallest = min(item.n for item in prepared)
@@ -213,16 +338,25 @@ def _check_uncertainty(
             raise ValueError(
                 f"The 'n_subsamples' argument of {FUNC} must be an int >= 1. Got {n_subsamples!r}."
             )
-    return Uncertainty(int(n_boot), float(ci), common_n, int(n_subsamples), int(seed), max_seconds)
+    return Uncertainty(
+        n_boot if n_boot == "auto" else int(n_boot),
+        float(ci),
+        common_n,
+        int(n_subsamples),
+        int(seed),
+        max_seconds,
+    )
 
 
 def _build_dataset(cond: Condition, plan: Plan, fams: list[Family], how: dict, unc: Uncertainty):
     """The condition node's dataset; ``how`` says, per family, how its grid was chosen."""
     import xarray as xr
 
+    start = time.perf_counter()
     estimates = _estimates(cond, plan, fams)
+    seconds = time.perf_counter() - start
     data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
-    notes = _add_uncertainty(cond, plan, fams, estimates, unc, data_vars)
+    notes = _add_uncertainty(cond, plan, fams, estimates, unc, data_vars, seconds)
     for var, (values, attrs, fam) in estimates.items():
         dims = ("set",) if fam.parameter is None else ("set", fam.parameter)
         data_vars[var] = (dims, values, attrs)
@@ -306,11 +440,11 @@ def _routes(
         distance=cond.distance,
     )
     large = sorted(f for f, r in routes.items() if r.method == "large")
-    if large and unc.n_boot:
+    if large and unc.n_boot and unc.n_boot != "auto":
         raise ValueError(
             f"The bootstrap (n_boot={unc.n_boot}) of {FUNC} needs the exact methods, but "
             f"{', '.join(large)} run their large-n method at n = {max(s.n for s in cond.sets)}. "
-            f"Use common_n (subsampling) for the spread, or leave n_boot at 0"
+            f"Use common_n (subsampling) for the spread, or leave n_boot at 'auto' or 0"
             + (
                 " (dask input or a torch device runs the large-n methods; method='exact' "
                 "computes in memory)."

@@ -24,6 +24,12 @@ from ._plan import Plan
 
 #: Variables a family returns: name -> (values, extra attributes).
 Result = dict[str, tuple[np.ndarray, dict]]
+#: Each sample's influence on a variable: name -> n × grid ({} where it cannot be had).
+Influence = Callable[[Condition, Plan, PreparedSet, np.ndarray], dict[str, np.ndarray]]
+
+#: Grid points where an influence that costs an n × n pass per point is computed; the
+#: others are interpolated along the family's axis (the curves are smooth there).
+INFLUENCE_POINTS = 24
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,10 @@ class Family:
     #: bootstrap band exists; None when the family's value is exact.
     bounds: tuple[str, str] | None = None
     bootstrapped: bool = True  # replicates (bands, common_n means) are computed for it
+    #: Each sample's influence on the family's values (var -> n × grid), from which the
+    #: default uncertainty draws its multiplier replicates (pipeline/_resampling.py); None:
+    #: the family has none (its sampling band needs half-sample replicates).
+    influence: Influence | None = None
     uses_kernel: bool = False  # reads the condition's similarity: kernel/bandwidth recorded
     #: Replicates slice each set's distance matrix (formed once before resampling).
     slices_distances: bool = False
@@ -335,6 +345,77 @@ def _richness(cond: Condition, plan: Plan, item: PreparedSet, _: np.ndarray) -> 
     return {"richness": (np.asarray(item.richness), {"tolerance": item.richness_tol})}
 
 
+# --- Sampling influence (the default uncertainty) ---------------------------
+
+
+def _influence_allowed(plan: Plan, item: PreparedSet, family: str) -> bool:
+    """Influences exist for exact values of a whole, unweighted set."""
+    return not plan.large(family) and item.weights is None and item.n >= 3
+
+
+def _on_subgrid(fn: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> np.ndarray:
+    """``fn`` (grid -> n × grid) on at most INFLUENCE_POINTS of a positive log grid,
+    interpolated linearly in log θ to the others."""
+    grid = np.asarray(grid, dtype=np.float64)
+    if grid.size <= INFLUENCE_POINTS:
+        return fn(grid)
+    picks = np.unique(np.linspace(0, grid.size - 1, INFLUENCE_POINTS).round().astype(int))
+    sub = fn(grid[picks])
+    u, u_sub = np.log(grid), np.log(grid[picks])
+    return np.stack([np.interp(u, u_sub, row) for row in sub])
+
+
+def _vendi_influence(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> dict:
+    from ..families import (
+        dual_eigen_shares,
+        kernel_eigen_shares,
+        vendi_from_spectrum,
+        vendi_log_influence,
+    )
+
+    if not _influence_allowed(plan, item, "vendi"):
+        return {}
+    if cond.kernel == "cosine similarity":
+        if not isinstance(item.embeddings, np.ndarray):
+            return {}  # a dask or device array: its engine gives eigenvalues only
+        lam, shares = dual_eigen_shares(item.embeddings)
+    else:
+        K = cond.similarity(item, plan.bandwidth)
+        lam, shares = kernel_eigen_shares(K, f"profiles (vendi, set {item.label!r})")
+    values = vendi_from_spectrum(lam / lam.sum(), qs)
+    return {"vendi": values * vendi_log_influence(lam, shares, qs)}
+
+
+def _magnitude_influence(cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray) -> dict:
+    from ..families import magnitude_jackknife
+
+    if not _influence_allowed(plan, item, "magnitude"):
+        return {}
+    return {"magnitude": _on_subgrid(lambda sub: magnitude_jackknife(item.D, sub), ts)}
+
+
+def _energy_influence(cond: Condition, plan: Plan, item: PreparedSet, ss: np.ndarray) -> dict:
+    from ..families import energy_influence
+
+    if not _influence_allowed(plan, item, "energy"):
+        return {}
+    return {"energy": _on_subgrid(lambda sub: energy_influence(item.D, sub), ss)}
+
+
+def _average_distance_influence(cond: Condition, plan: Plan, item: PreparedSet, _) -> dict:
+    from ..families import average_distance_influence
+
+    if not _influence_allowed(plan, item, "average_distance"):
+        return {}
+    n = item.n
+    if item.distance == "cosine" and not item.has_distance_matrix:
+        X = np.asarray(item.embeddings, dtype=np.float64)  # unit rows: d_ij = 1 - x_i . x_j
+        rows = 1.0 - (X @ X.sum(axis=0) - 1.0) / (n - 1)
+    else:
+        rows = item.D.sum(axis=1) / (n - 1)
+    return {"average_distance": average_distance_influence(rows)[:, None]}
+
+
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
@@ -353,6 +434,7 @@ FAMILIES: dict[str, Family] = {
             ),
             allow_inf=True,
             uses_kernel=True,
+            influence=_vendi_influence,
         ),
         Family(  # Leinster–Cobbold: its module is families/_similarity_diversity.py
             "similarity_diversity",
@@ -387,6 +469,7 @@ FAMILIES: dict[str, Family] = {
             ),
             low_open=True,
             extendable=True,
+            influence=_magnitude_influence,
         ),
         Family(
             "circles",
@@ -415,6 +498,7 @@ FAMILIES: dict[str, Family] = {
             low_open=True,
             extendable=True,
             slices_distances=True,
+            influence=_energy_influence,
         ),
         Family(
             "average_distance",
@@ -424,6 +508,7 @@ FAMILIES: dict[str, Family] = {
             _average_distance,
             Shown("average pairwise distance"),
             cost=Cost(auto_exact_max_n=4000, streams_exact=True),
+            influence=_average_distance_influence,
         ),
         Family(
             "richness",
