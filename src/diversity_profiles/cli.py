@@ -87,6 +87,18 @@ def read_embeddings(path: Path) -> np.ndarray:
     return arr
 
 
+def _n_boot(value: str) -> int | str:
+    """--n-boot: "auto" or a count."""
+    if value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be 'auto', 0 or a number of replicates >= 2, not {value!r}"
+        ) from None
+
+
 def _progress(message: str) -> None:
     print(for_terminal(message), file=sys.stderr, flush=True)
 
@@ -229,7 +241,7 @@ def cmd_demo(args) -> int:
 
     out = _check_output(args.output, "html", args.overwrite)
     _progress("profiling three sets of scikit-learn's handwritten digits (1, 3, 10 classes)…")
-    tree = dp.profiles(digit_sets(args.n), representation="pixels", distance="euclidean", n_boot=50)
+    tree = dp.profiles(digit_sets(args.n), representation="pixels", distance="euclidean")
     print(for_terminal(tree.dp.summary()))
     _report(tree, out, args.overwrite)
     return 0
@@ -259,7 +271,13 @@ def parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--families", help="comma-separated families (default: all)")
     c.add_argument("--n-points", type=int, default=100, help="grid size per family")
-    c.add_argument("--n-boot", type=int, default=0, help="bootstrap resamples for bands")
+    c.add_argument(
+        "--n-boot",
+        type=_n_boot,
+        default="auto",
+        help="sampling uncertainty: 'auto' (default: what fits the cost), 0 (none: no verdict "
+        "is supported) or a number of half-sample replicates",
+    )
     c.add_argument(
         "--overwrite", action="store_true", help="replace the output if this tool wrote it"
     )

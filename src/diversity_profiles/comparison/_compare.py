@@ -371,6 +371,7 @@ def compare(
     margins: float | Mapping[str, float] | None = None,
     min_share: float = rule.MIN_SHARE,
     band: str = "simultaneous",
+    permutation: xr.DataTree | None = None,
 ) -> xr.DataTree:
     """Verdicts for every ordered pair of sets, family and condition of a profile tree.
 
@@ -394,6 +395,11 @@ def compare(
     band : {"simultaneous", "pointwise"}
         Band of each difference behind ``verdict_ci``: simultaneous (sup-t, holds
         over the whole domain at level ``ci``) or pointwise.
+    permutation : xarray.DataTree, optional
+        A result of :func:`permutation_test` on this tree: its ``p_value`` and
+        ``p_holm`` join the comparison of its condition (NaN for families it did not
+        test), with its method and number of permutations as attributes, and the
+        summary reports them.
 
     Returns
     -------
@@ -449,4 +455,46 @@ def compare(
         path: _compare_condition(tree[path].to_dataset(), path, dict(domains or {}), opts)
         for path in paths
     }
+    if permutation is not None:
+        nodes = _with_permutation(nodes, permutation)
     return xr.DataTree.from_dict(nodes)
+
+
+def _with_permutation(nodes: dict, permutation) -> dict:
+    """Each comparison node with the permutation test of its condition, if there is one."""
+    import xarray as xr
+
+    if not isinstance(permutation, xr.DataTree):
+        raise TypeError(
+            f"The 'permutation' argument of {FUNC} takes the DataTree of dp.permutation_test. "
+            f"Got {type(permutation).__name__}."
+        )
+    tested = {
+        node.attrs.get("condition"): node
+        for node in permutation.subtree
+        if "p_holm" in node.data_vars
+    }
+    if not tested:
+        raise ValueError(
+            f"The 'permutation' tree passed to {FUNC} holds no permutation test (no node with "
+            f"p_holm); pass the result of dp.permutation_test(tree, profiler)."
+        )
+    unknown = sorted(set(tested) - set(nodes))
+    if unknown:
+        raise ValueError(
+            f"The permutation test passed to {FUNC} is of condition(s) {unknown}, not in this "
+            f"tree ({sorted(nodes)}): test the profiles you compare."
+        )
+    out = dict(nodes)
+    for path, node in tested.items():
+        res = out[path]
+        test = node.to_dataset()
+        for var in ("p_value", "p_holm"):
+            got = test[var].reindex(family=res.family, set_a=res.set_a, set_b=res.set_b)
+            res = res.assign({var: (("set_a", "set_b", "family"), got.values, test[var].attrs)})
+        res.attrs.update(
+            permutation_method=str(test.attrs.get("method", "")),
+            n_permutations=int(test.attrs.get("n_permutations", 0)),
+        )
+        out[path] = res
+    return out

@@ -384,6 +384,38 @@ def permutation_test(
     return _result(ds, state, fams, pairs, R, seed)
 
 
+#: The chance envelope's level: what relabelling alone produces 95% of the time, per point.
+ENVELOPE_LEVEL = 0.95
+
+
+def _envelopes(ds, fams: list[Family], pairs: list[_Pair], S: int) -> dict:
+    """``envelope_<family>(set_a, set_b, param)``: per grid point, the ENVELOPE_LEVEL
+    quantile of |A - B| over the permuted labellings (the observed one left out) — the
+    difference that chance alone reaches, drawn around 0 beside the observed difference."""
+    out = {}
+    for fam in fams:
+        if fam.parameter is None:
+            continue
+        size = int(ds.sizes[fam.parameter])
+        env = np.full((S, S, size), np.nan)
+        for pair in pairs:
+            rows = np.abs(np.stack(pair.rows[fam.name])[1:]).reshape(-1, size)
+            if rows.shape[0]:
+                with np.errstate(invalid="ignore"):
+                    level = np.nanquantile(rows, ENVELOPE_LEVEL, axis=0)
+                env[pair.i, pair.j] = env[pair.j, pair.i] = level
+        out[f"envelope_{fam.name}"] = (
+            ("set_a", "set_b", fam.parameter),
+            env,
+            {
+                "note": f"the {ENVELOPE_LEVEL:g} quantile of |A - B| over the permuted "
+                "labellings at each point: the difference relabelling alone produces",
+                "family": fam.name,
+            },
+        )
+    return out
+
+
 def _result(ds, state: Condition, fams: list[Family], pairs: list[_Pair], R: int, seed: int):
     import xarray as xr
 
@@ -405,6 +437,7 @@ def _result(ds, state: Condition, fams: list[Family], pairs: list[_Pair], R: int
         t_max = np.max(per_family, axis=0)
         for a, b in ((pair.i, pair.j), (pair.j, pair.i)):
             p_any[a, b], stat_any[a, b] = rank_p_value(t_max), t_max[0]
+    envelopes = _envelopes(ds, fams, pairs, S)
     upper = np.triu(np.ones((S, S), dtype=bool), k=1)
     adjusted = np.full((S, S, F), np.nan)
     adjusted[upper] = holm(p[upper].ravel()).reshape(-1, F)
@@ -439,8 +472,14 @@ def _result(ds, state: Condition, fams: list[Family], pairs: list[_Pair], R: int
             "points_used": (dims, used, {"note": "grid points that entered the statistic"}),
             "p_any_family": (("set_a", "set_b"), p_any, {"note": attrs["p_any_family"]}),
             "statistic_any_family": (("set_a", "set_b"), stat_any, {"formula": "max_f T_f"}),
+            **envelopes,
         },
-        coords={"set_a": state.labels, "set_b": state.labels, "family": names},
+        coords={
+            "set_a": state.labels,
+            "set_b": state.labels,
+            "family": names,
+            **{f.parameter: ds[f.parameter].values for f in fams if f.parameter is not None},
+        },
         attrs=attrs,
     )
     return xr.DataTree.from_dict({path: out})

@@ -78,6 +78,19 @@ def _finding_lines(res, esc: Text) -> list[str]:
     return finding_intro(float(res.attrs.get("finding_level", 0.95)), without, banded)
 
 
+def _permutation_note(res, a: str, b: str, esc: Text) -> str | None:
+    """The permutation test's p-values for the pair, when compare was given one."""
+    if "p_holm" not in res:
+        return None
+    row = res.p_holm.sel(set_a=a, set_b=b)
+    tested = [
+        (_family(str(f), esc), float(p))
+        for f, p in zip(row.family.values, row.values, strict=True)
+        if np.isfinite(p)
+    ]
+    return wording.permutation_note(tested, int(res.attrs.get("n_permutations", 0)))
+
+
 def _rule_lines(res, esc: Text) -> list[str]:
     """How the verdicts were read: the margins, and whether any holds with confidence."""
     attrs = res.attrs
@@ -145,6 +158,9 @@ def summarize_condition(
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
             lines += wording.pair_block(esc(a), esc(b), _readings(res, a, b, esc))
+            note = _permutation_note(res, a, b, esc)
+            if note:
+                lines.append(f"  - {note}")
     return "\n".join(lines)
 
 

@@ -240,3 +240,11 @@ def pair_block(a: str, b: str, readings: Sequence[Reading]) -> list[str]:
     if note:
         lines.append(f"  - {note}")
     return lines
+
+
+def permutation_note(tested: Sequence[tuple[str, float]], n_permutations: int) -> str | None:
+    """The permutation test's Holm-adjusted p-value of each family tested on the pair."""
+    if not tested:
+        return None
+    parts = [f"{name} p = {fmt_g(p, 2)}" for name, p in tested]
+    return f"permutation test ({n_permutations} relabellings, Holm-adjusted): " + ", ".join(parts)

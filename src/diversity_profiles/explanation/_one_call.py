@@ -78,10 +78,10 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         The sampling uncertainty behind every verdict. ``"auto"`` (the default):
         families with a per-sample influence (Vendi by the delta method, energy and
         average distance as U-statistics, magnitude by the jackknife) get
-        ``MULTIPLIER_DRAWS`` Gaussian multiplier draws ``<family>_boot(set, draw, ...)``
+        200 Gaussian multiplier draws ``<family>_boot(set, draw, ...)``
         at the cost of one more pass over the matrices already formed; the others
-        (Circles, richness) get half-sample replicates when at least 30 of them fit in
-        twice the plain profile's time (or 10 s), and none otherwise. What each family
+        (Circles, richness) get up to 60 half-sample replicates when at least 30 fit in
+        the plain profile's time (or 2 s), and none otherwise. What each family
         got is the node's ``uncertainty_<family>`` attribute. An int ``>= 2``: that many
         half-sample replicates of every family ``<family>_boot(set, boot, ...)``
         (subsamples of half the set without replacement, ``subsample_size``, rescaled to

@@ -9,7 +9,7 @@ from ._planning import plan as plan_methods  # "plan" alone would read as a Plan
 from ._profiler import Profiler
 from ._profiles import condition_grids, merge, node_bandwidth, plan_bandwidth, resolve_families
 from ._registry import FAMILIES, Family
-from ._resampling import centred_replicates, evaluate_all, subsample_scale
+from ._resampling import centred_replicates, evaluate_all, multiplier_replicates, subsample_scale
 
 __all__ = [
     "FAMILIES",
@@ -28,6 +28,7 @@ __all__ = [
     "describe_plan",
     "evaluate_all",
     "merge",
+    "multiplier_replicates",
     "node_bandwidth",
     "plan_bandwidth",
     "plan_methods",

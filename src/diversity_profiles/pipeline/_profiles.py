@@ -211,11 +211,11 @@ def _add_uncertainty(
     return notes
 
 
-#: The default uncertainty's half-sample replicates (families without an influence):
-#: at most this many, and none unless at least AUTO_MIN_REPEATS fit in its time.
-AUTO_REPEATS, AUTO_MIN_REPEATS = 100, 30
-#: Their time: up to this multiple of the plain profile's, and at least AUTO_MIN_SECONDS.
-AUTO_TIME_FACTOR, AUTO_MIN_SECONDS = 1.5, 10.0
+#: The default uncertainty's half-sample replicates (families without an influence: Circles,
+#: richness): at most AUTO_REPEATS, and none unless AUTO_MIN_REPEATS fit in its time, which
+#: is the plain profile's (at least AUTO_MIN_SECONDS): the default at most doubles the cost.
+AUTO_REPEATS, AUTO_MIN_REPEATS = 60, 30
+AUTO_TIME_FACTOR, AUTO_MIN_SECONDS = 1.0, 2.0
 
 
 def _auto_uncertainty(

@@ -373,12 +373,16 @@ def _vendi_influence(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndar
         vendi_log_influence,
     )
 
-    if not _influence_allowed(plan, item, "vendi"):
-        return {}
-    if cond.kernel == "cosine similarity":
-        if not isinstance(item.embeddings, np.ndarray):
+    if cond.kernel == "cosine similarity":  # exact at any n: the d × d dual form
+        X = item.embeddings
+        if not isinstance(X, np.ndarray) or item.weights is not None or item.n < 3:
             return {}  # a dask or device array: its engine gives eigenvalues only
-        lam, shares = dual_eigen_shares(item.embeddings)
+        if X.shape[1] < X.shape[0]:
+            lam, shares = dual_eigen_shares(X)
+        else:
+            lam, shares = kernel_eigen_shares(X @ X.T, f"profiles (vendi, set {item.label!r})")
+    elif not _influence_allowed(plan, item, "vendi"):
+        return {}
     else:
         K = cond.similarity(item, plan.bandwidth)
         lam, shares = kernel_eigen_shares(K, f"profiles (vendi, set {item.label!r})")
@@ -405,12 +409,16 @@ def _energy_influence(cond: Condition, plan: Plan, item: PreparedSet, ss: np.nda
 def _average_distance_influence(cond: Condition, plan: Plan, item: PreparedSet, _) -> dict:
     from ..families import average_distance_influence
 
-    if not _influence_allowed(plan, item, "average_distance"):
-        return {}
     n = item.n
-    if item.distance == "cosine" and not item.has_distance_matrix:
-        X = np.asarray(item.embeddings, dtype=np.float64)  # unit rows: d_ij = 1 - x_i . x_j
+    if item.weights is not None or n < 3:
+        return {}
+    if item.distance == "cosine" and not item.has_distance_matrix:  # O(n d) at any n
+        if not isinstance(item.embeddings, np.ndarray):
+            return {}  # a dask or device array
+        X = item.embeddings  # unit rows: d_ij = 1 - x_i . x_j
         rows = 1.0 - (X @ X.sum(axis=0) - 1.0) / (n - 1)
+    elif plan.large("average_distance"):
+        return {}
     else:
         rows = item.D.sum(axis=1) / (n - 1)
     return {"average_distance": average_distance_influence(rows)[:, None]}
