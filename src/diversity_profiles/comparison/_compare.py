@@ -6,6 +6,7 @@ condition, family and ordered pair of sets, optionally over narrowed domains.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -94,6 +95,18 @@ def _sizes(ds, S: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return n, scales, caps
 
 
+def _has_spread(boot: np.ndarray | None) -> bool:
+    """Replicates that vary somewhere: a family whose replicates never vary (richness of
+    distinct samples) cannot turn noise into a finding, so it takes no share of the
+    family-wise level (verdict rule step 8)."""
+    if boot is None:
+        return False
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        spread = np.nanstd(boot, axis=1)
+    return bool(np.any(spread > 0))
+
+
 def _margins_of(margins, fams: list[str]) -> dict[str, float]:
     """Each family's margin: its default, or the user's (one number or per family)."""
     out = {f: FAMILIES[f].rule.margin for f in fams}
@@ -141,7 +154,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     for k in range(S):
         findings[k, k, :] = "tied"
     needed = np.full((4, S, S, F), np.nan)  # n per set, at theta, lead and noise there
-    n_banded = sum(1 for name in fams if f"{name}_boot" in ds and curves[name].boot is not None)
+    n_banded = sum(1 for name in fams if _has_spread(curves[name].boot))
     minor = np.full((2, S, S, F), np.nan)  # dismissed side's lead and share
     ci = float(ds.attrs.get("ci", 0.95))
     found_level = 1.0 - (1.0 - ci) / max(n_banded, 1)  # Bonferroni over families (step 8)

@@ -92,7 +92,7 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
    replicates; independent per set) have the replicates' covariance; ``z`` is the
    ``1 - (1 - ci) / F`` quantile, over recombinations, of the largest
    ``|T_a - T_b| / sd_ab`` over every pair of sets and every point of the domain
-   compared, F the number of families with replicates (Bonferroni over families, the
+   compared, F the number of families whose replicates vary (Bonferroni over families, the
    maximum over pairs and points). The band ``d ± z sd`` then holds for every pair,
    point and family at once with confidence ``ci``; step 6's reading of it gives
    "dominates", "dominated", "crosses" or "tied", and its "uncertain" is written
