@@ -4,12 +4,13 @@
 // Every label is user data and is written with textContent, never as HTML.
 import { createExplainPanels, EXPLAIN_STYLE } from "./explain_panels";
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
+import { createPanel, type Panel } from "./panel";
 import {
-  centredOf, comparePairs, createPanel, ruleContext, symbolOf,
-  type Panel, type PairResult,
-} from "./panel";
+  centredOf, comparePairs, readingOf, ruleContext, uncertaintyReason, type PairResult,
+} from "./pairs";
 import { MARGIN, PALETTE } from "./constants";
-import { pairBlock, ruleLines, type Reading } from "./wording";
+import { NO_UNCERTAINTY } from "./verdict";
+import { findingIntro, pairBlock, ruleLines, type Reading } from "./wording";
 
 const STYLE = `
 .dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
@@ -19,7 +20,9 @@ const STYLE = `
 .dp-explorer .dp-matrix td { padding: 1px 6px; text-align: center; }
 .dp-explorer .dp-matrix td[data-verdict="dominates"] { color: #009E73; font-weight: bold; }
 .dp-explorer .dp-matrix td[data-verdict="dominated"] { color: #D55E00; }
-.dp-explorer .dp-matrix td[data-verdict="bounds overlap"] { color: #777; font-style: italic; }
+.dp-explorer .dp-matrix td[data-verdict="not distinguishable"],
+.dp-explorer .dp-matrix td[data-verdict="no uncertainty"] { color: #777; }
+.dp-explorer .dp-legend { color: #555; font-size: 11px; max-width: 340px; margin: 4px 0 0; }
 .dp-explorer .dp-summary { white-space: pre-wrap; margin-top: 8px; }
 .dp-explorer .dp-sets button { border: 2px solid; border-radius: 12px; background: #fff; margin: 0 4px 6px 0; }
 .dp-explorer .dp-status { color: #0072B2; min-height: 1.2em; }
@@ -27,31 +30,31 @@ const STYLE = `
 .dp-explorer .dp-sets button[aria-pressed="true"] { background: #eee; font-weight: bold; }
 `;
 
-/** Plain-language lines for the current domains: summary.py's wording (js/wording.ts). */
+/** Plain-language lines for the current domains: summary.py's wording (js/wording.ts),
+ *  findings first: what they hold with, the families without uncertainty and why, the
+ *  margins, then each pair. */
 export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>): string {
   const ctx = ruleContext(spec);
-  const banded = spec.families.some((f) => results.get(f.name)?.some((p) => p.confident !== "no band"));
-  const lines = ruleLines(
+  const without = spec.families
+    .filter((f) => results.get(f.name)?.some((p) => p.finding === NO_UNCERTAINTY))
+    .map((f): [string, string] => [f.name, uncertaintyReason(f)]);
+  const banded = spec.finding_families ?? spec.families.length - without.length;
+  const lines = findingIntro(spec.finding_level ?? 0.95, without, banded);
+  lines.push(...ruleLines(
     spec.families.map((f): [string, number, string] => [f.name, f.margin ?? MARGIN,
       f.margin_unit ?? "relative"]),
-    ctx.minShare, !banded,
+    ctx.minShare,
     spec.families.filter((f) => f.method && f.method !== "exact")
-      .map((f): [string, string] => [f.name, f.method as string]));
+      .map((f): [string, string] => [f.name, f.method as string])));
   const sets = spec.sets;
   for (let a = 0; a < sets.length; a++) {
     for (let b = a + 1; b < sets.length; b++) {
       const readings: Reading[] = [];
       for (const fam of spec.families) {
         const pair = results.get(fam.name)?.find((p) => p.a === a && p.b === b);
-        if (!pair) continue;
-        readings.push({
-          family: fam.name, verdict: pair.verdict, symbol: symbolOf(fam),
-          scale_free: fam.parameter === null, unit: fam.margin_unit ?? "relative",
-          crossings: pair.crossings, lead: pair.lead, share: pair.minorShare,
-          confident: pair.confident,
-        });
+        if (pair) readings.push(readingOf(fam, pair));
       }
-      lines.push(...pairBlock(sets[a], sets[b], readings, ctx.ci, true));
+      lines.push(...pairBlock(sets[a], sets[b], readings));
     }
   }
   return lines.join("\n");

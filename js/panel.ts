@@ -1,117 +1,45 @@
 // One family's panel: a Vega-Lite chart of every set's curve, a two-handled
-// domain slider, and the dominance matrix for the current domain.
+// domain slider, and the dominance matrix for the current domain: each cell shows the
+// finding (what the samples support, verdict rule step 8), its title these samples' verdict.
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
-import { MARGIN, MIN_SHARE, PALETTE } from "./constants";
+import { PALETTE } from "./constants";
 import { dataX, type PointDetail } from "./explain_panels";
-import type { ExplorerSpec, FamilySpec } from "./model";
-import { amount, percent } from "./wording";
-import {
-  bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, margins,
-  marginVerdict, separationSigns, shareAhead, signs, subsampleScale, tieTolerance,
-  verdictOf, type BoundedVerdict, type ConfidentVerdict,
-} from "./verdict";
+import type { FamilySpec } from "./model";
+import { readingOf, symbolOf, uncertaintyReason, type Curve, type PairResult } from "./pairs";
+import { amount, neededNote, percent } from "./wording";
+import { NO_UNCERTAINTY, NOT_DISTINGUISHABLE, type Finding } from "./verdict";
 
-const SYMBOL: Record<BoundedVerdict, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×",
-  "bounds overlap": "≬" };
-/** How a family's parameter is written in text (from the registry; the dimension name if absent). */
-export const symbolOf = (fam: FamilySpec): string => fam.symbol || (fam.parameter ?? "");
+/** What a matrix cell shows: the finding (verdict rule step 8). */
+const SYMBOL: Record<Finding, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×",
+  [NOT_DISTINGUISHABLE]: "·", [NO_UNCERTAINTY]: "–" };
+/** How a matrix reads (shown under each one). */
+export const LEGEND = "Row vs column, what the samples support (for every pair, point and " +
+  "family at once): ≻ row ahead, ≺ column ahead, = equal within the margin, × they cross, " +
+  "· not distinguishable at this sample size, – no sampling uncertainty. A cell's tooltip " +
+  "adds these samples' own verdict.";
 
-export interface Curve {
-  values: Float64Array;
-  lower: Float64Array | null;
-  upper: Float64Array | null;
-  boot?: Float64Array[] | null; // half-sample replicates on the full grid
-  bounds?: [Float64Array, Float64Array] | null; // large-n bounds the verdicts use (step 7)
-}
+const fmt = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(3)).toString() : "∞");
 
-export interface PairResult {
-  a: number; b: number;
-  verdict: BoundedVerdict; // with the margin (what compare's ``verdict`` says)
-  plain: BoundedVerdict; // without it
-  lead: number; // the dismissed side's largest lead (samples, or relative); NaN if none
-  minorShare: number;
-  confident: ConfidentVerdict | "no band"; // over this domain, simultaneous band
-  crossings: number[]; share: number;
-}
-
-/** What the rule needs besides the curves: sizes, replicate scales, level, min share. */
-export interface RuleContext {
-  n: number[]; scales: number[] | null; caps: number[] | null; ci: number; minShare: number;
-}
-
-export function ruleContext(spec: ExplorerSpec): RuleContext {
-  const n = (spec.n_samples ?? spec.sets.map(() => null)).map((x) => x ?? NaN);
-  const m = spec.subsample_size;
-  return {
-    n,
-    scales: m ? m.map((size, k) => subsampleScale(n[k], size)) : null,
-    caps: m ? m.map((size, k) => n[k] / size) : null,
-    ci: spec.ci ?? 0.95,
-    minShare: spec.min_share ?? MIN_SHARE,
+/** A cell's title and accessible text: the finding, then these samples' verdict. */
+function cellText(fam: FamilySpec, a: string, b: string, pair: PairResult): string {
+  const said: Record<Finding, string> = {
+    dominates: `${a} ≻ ${b}`, dominated: `${b} ≻ ${a}`, crosses: `${a} and ${b} cross`,
+    tied: "equal within the margin", [NOT_DISTINGUISHABLE]: "not distinguishable at this sample size",
+    [NO_UNCERTAINTY]: `none, no sampling uncertainty (${uncertaintyReason(fam)})`,
   };
-}
-
-/** Replicate errors of every set on the full grid (centring is pointwise: slice later). */
-export function centredOf(fam: FamilySpec, curves: Curve[], ctx: RuleContext): Float64Array[][] | null {
-  if (!ctx.scales || curves.some((c) => !c.boot)) return null;
-  return curves.map((c, k) => centredReplicates(c.boot!, c.values, ctx.scales![k], ctx.caps![k]));
-}
-
-/** Verdicts of every ordered pair over grid indices [lo, hi] (the rule of verdict.ts). */
-export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[], lo: number,
-                             hi: number, ctx?: RuleContext,
-                             centred?: Float64Array[][] | null): PairResult[] {
-  const theta = grid.subarray(lo, hi + 1);
-  const rule = ctx ?? { n: curves.map(() => NaN), scales: null, caps: null, ci: 0.95, minShare: MIN_SHARE };
+  const need = neededNote(a, b, [readingOf(fam, pair)]);
   const unit = fam.margin_unit ?? "relative";
-  const margin = fam.margin ?? MARGIN;
-  const axis = fam.parameter === null ? "none" : fam.axis;
-  const out: PairResult[] = [];
-  for (let a = 0; a < curves.length; a++) {
-    for (let b = 0; b < curves.length; b++) {
-      if (a === b) continue;
-      const va = curves[a].values.subarray(lo, hi + 1);
-      const vb = curves[b].values.subarray(lo, hi + 1);
-      const nPair = Math.min(rule.n[a], rule.n[b]);
-      const m = margins(va, vb, unit, margin, Number.isFinite(nPair) ? nPair : 0);
-      const ba = curves[a].bounds;
-      const bb = curves[b].bounds;
-      let s = signs(va, vb);
-      let da: Float64Array = va;
-      let db: Float64Array = vb;
-      let reading: { verdict: BoundedVerdict; lead: number; share: number };
-      let plain: BoundedVerdict;
-      if (ba && bb) { // step 7: only where the bounds separate
-        const cut = (x: Float64Array) => x.subarray(lo, hi + 1);
-        const [la, ha, lb, hb] = [cut(ba[0]), cut(ba[1]), cut(bb[0]), cut(bb[1])];
-        const separated = separationSigns(la, ha, lb, hb);
-        s = separated.s;
-        da = separated.gap;
-        db = new Float64Array(da.length);
-        reading = boundsVerdict(theta, va, vb, [la, ha], [lb, hb], m, axis, fam.step, rule.minShare, unit);
-        plain = boundsVerdict(theta, va, vb, [la, ha], [lb, hb], tieTolerance(va, vb), axis, fam.step,
-          0, unit).verdict;
-      } else {
-        reading = marginVerdict(theta, va, vb, s, m, axis, fam.step, rule.minShare, unit);
-        plain = verdictOf(s);
-      }
-      let confident: PairResult["confident"] = "no band";
-      if (centred) {
-        const [lower, upper] = bandOfDifference(va, vb,
-          centred[a].map((r) => r.subarray(lo, hi + 1)), centred[b].map((r) => r.subarray(lo, hi + 1)),
-          rule.ci, true);
-        confident = confidentVerdict(theta, lower, upper, m, axis, fam.step, rule.minShare);
-      }
-      out.push({
-        a, b, verdict: reading.verdict, plain, lead: reading.lead,
-        minorShare: reading.share, confident,
-        crossings: reading.verdict === "crosses" ? crossings(theta, da, db, s, axis, fam.step) : [],
-        share: fam.parameter === null ? (s[0] > 0 ? 1 : 0) : shareAhead(theta, da, db, s, axis, fam.step),
-      });
-    }
-  }
-  return out;
+  const dismissed = Number.isFinite(pair.lead)
+    ? `; ${pair.verdict === "dominates" ? b : a} ahead by ${amount(pair.lead, unit)}` +
+      (fam.parameter === null ? "" : ` on ${percent(pair.minorShare)} of the domain`) +
+      " is within the margin" : "";
+  const bounded = fam.method && fam.method !== "exact"
+    ? `; values are ${fam.method}: a verdict holds only where the bounds separate` : "";
+  return `${a} vs ${b} in ${fam.name}: finding ${said[pair.finding]}` +
+    (need ? ` (${need})` : "") +
+    `; these samples: ${pair.verdict}` + (pair.crossings.length
+      ? ` at ${symbolOf(fam)} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + bounded;
 }
 
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
@@ -251,7 +179,6 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     }
   }
 
-  const fmt = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(3)).toString() : "∞");
   /** The shaded domain, drawable on the axis: q = 0 and q = inf map to the nearest drawn point. */
   function domainRow() {
     const drawable = (x: number) => (Number.isFinite(x) && (fam.axis !== "log" || x > 0) ? x : null);
@@ -317,7 +244,10 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     values.textContent = sets.map((s, k) => `${s}: ${fmt(curves[k].values[0])}`).join(" · ");
     el.append(title, values);
   }
-  el.append(matrix);
+  const legend = document.createElement("p");
+  legend.className = "dp-legend";
+  legend.textContent = LEGEND;
+  el.append(matrix, legend);
   showRange();
 
   return {
@@ -335,7 +265,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       drawCrossings();
       matrix.replaceChildren();
       const head = matrix.insertRow();
-      head.insertCell().textContent = "A \\ B";
+      head.insertCell().textContent = "row \\ column";
       sets.forEach((s) => { head.insertCell().textContent = s; });
       sets.forEach((s, a) => {
         const row = matrix.insertRow();
@@ -343,28 +273,15 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
         sets.forEach((_, b) => {
           const cell = row.insertCell();
           const pair = pairs.find((p) => p.a === a && p.b === b);
-          cell.textContent = pair ? SYMBOL[pair.verdict] : "";
-          if (pair) {
-            cell.dataset.verdict = pair.verdict;
-            cell.dataset.confident = pair.confident;
-            // ✓: the verdict holds with confidence over this whole domain; ?: it does not.
-            if (pair.confident !== "no band") {
-              const mark = document.createElement("sup");
-              mark.className = "dp-conf";
-              mark.textContent = pair.confident === pair.verdict ? "✓" : "?";
-              cell.append(mark);
-            }
-            const dismissed = Number.isFinite(pair.lead)
-              ? `; ${sets[pair.verdict === "dominates" ? b : a]} ahead by ${amount(pair.lead, fam.margin_unit ?? "relative")}` +
-                (fam.parameter === null ? "" : ` on ${percent(pair.minorShare)} of the domain`) +
-                " is within the margin" : "";
-            const sure = (pair.confident === "no band" ? "; no confidence band"
-              : `; with confidence over this domain: ${pair.confident}`) +
-              (fam.method && fam.method !== "exact"
-                ? `; values are ${fam.method}: a verdict holds only where the bounds separate` : "");
-            cell.title = `${sets[a]} vs ${sets[b]}: ${pair.verdict}` + (pair.crossings.length
-              ? ` at ${symbolOf(fam)} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + sure;
-          }
+          // Labels are untrusted: every text here goes in as textContent or an attribute.
+          cell.textContent = pair ? SYMBOL[pair.finding] : "";
+          if (!pair) return;
+          cell.dataset.verdict = pair.finding; // what the samples support comes first
+          cell.dataset.point = pair.verdict; // these samples' own verdict (margin included)
+          cell.dataset.confident = pair.confident;
+          const text = cellText(fam, sets[a], sets[b], pair);
+          cell.title = text;
+          cell.setAttribute("aria-label", text);
         });
       });
     },

@@ -47,6 +47,12 @@ export interface FamilySpec {
   bounds_lower?: number | null;
   /** offset of the upper bounds the verdicts use, if any */
   bounds_upper?: number | null;
+  /** what the replicates are (the <family>_boot variable's kind): multiplier draws need no rescaling, half-sample replicates are scaled by subsample_size (verdict.ts, step 6) */
+  replicate_kind?: "multiplier" | "half-sample" | null;
+  /** step 8's family-wise z over the full grid, from dp.compare (finding_z_<family>); null without replicates */
+  finding_z?: number | null;
+  /** what the family's uncertainty is, or why it has none (compare's uncertainty_<family>) */
+  uncertainty?: string;
 }
 
 export interface ExplorerSpec {
@@ -61,6 +67,10 @@ export interface ExplorerSpec {
   subsample_size?: number[] | null;
   ci?: number | null;
   min_share?: number;
+  /** the confidence findings hold with, for every pair, point and family at once (compare's finding_level) */
+  finding_level?: number | null;
+  /** how many families have replicates (the Bonferroni factor of step 8) */
+  finding_families?: number;
 }
 
 export interface ExplainSample {

@@ -1,5 +1,6 @@
-// The dominance rule, for the browser: the same seven steps as
-// src/diversity_profiles/comparison/_verdict.py (the single specification). Tested
+// The dominance rule, for the browser: the same eight steps as
+// src/diversity_profiles/comparison/_verdict.py (the single specification), but step 8's
+// family-wise z, which Python computes and sends (see replicateSd below). Tested
 // against fixtures that Python generates from that module (tests/test_verdict_js.py);
 // its default tolerances come from it too, through the generated constants.ts.
 import { ATOL, MIN_SHARE, RTOL } from "./constants";
@@ -374,4 +375,107 @@ export function boundsVerdict(
   const share = side > 0 ? shareAhead(theta, hiA, loB, sHigh, axis, step)
     : shareAhead(theta, hiB, loA, negate(sLow), axis, step);
   return { verdict, lead, share };
+}
+
+/** Step 8: findings, what the samples support: a verdict, or why there is none. */
+export const NOT_DISTINGUISHABLE = "not distinguishable";
+export const NO_UNCERTAINTY = "no uncertainty";
+export type Finding = Verdict | typeof NOT_DISTINGUISHABLE | typeof NO_UNCERTAINTY;
+
+/** Step 8: each point's standard deviation from one set's centred replicate errors
+ *  (replicate r at point k is centred[r][k]); NaN where a replicate is not finite, and
+ *  everywhere with fewer than two replicates. */
+export function replicateSd(centred: Num[], K = centred[0]?.length ?? 0): Float64Array {
+  const R = centred.length;
+  const sd = new Float64Array(K).fill(NaN);
+  if (R < 2) return sd;
+  for (let k = 0; k < K; k++) {
+    let ss = 0;
+    let finite = true;
+    for (let r = 0; r < R && finite; r++) {
+      const x = centred[r][k];
+      finite = Number.isFinite(x);
+      ss += x * x;
+    }
+    if (finite) sd[k] = Math.sqrt(ss / (R - 1));
+  }
+  return sd;
+}
+
+// familywise_z (step 8's z) is not ported: it draws random Gaussian recombinations of
+// the replicates, which the browser could only imitate. Python sends each family's z for
+// the full grid (FamilySpec.finding_z), and the view reuses it on any narrowed domain: z
+// is a quantile of the maximum over pairs and points, and the maximum over fewer points
+// is never larger, so the full grid's z is valid there too, conservatively (compare with
+// domains= recomputes a z for the narrowed domain, which can only be smaller).
+
+/** Step 8: the finding from the difference d and its standard deviation sd (NaN: no band
+ *  at that point, an unbounded one) under the family-wise z. */
+export function finding(
+  theta: Num, d: Num, sd: Num, z: number, m: Num, axis: Axis, step: boolean,
+  minShare = MIN_SHARE,
+): Finding {
+  const K = d.length;
+  const lower = new Float64Array(K);
+  const upper = new Float64Array(K);
+  for (let k = 0; k < K; k++) {
+    const half = Number.isFinite(sd[k]) ? z * sd[k] : Infinity;
+    lower[k] = d[k] - half; // an infinite d with an unbounded band: NaN, as in numpy
+    upper[k] = d[k] + half;
+  }
+  const got = confidentVerdict(theta, lower, upper, m, axis, step, minShare);
+  return got === "uncertain" ? NOT_DISTINGUISHABLE : got;
+}
+
+export interface SamplesNeeded { need: number; at: number }
+
+/** Step 8: about how many samples per set would make the leading side's dominance
+ *  confident, and the point its lead is read at (NaN and -1 when no point leads beyond
+ *  the margin, or the other side leads beyond it on minShare of the points). */
+export function samplesNeeded(d: Num, sd: Num, z: number, m: Num, n: number,
+                              minShare: number): SamplesNeeded {
+  const none = { need: NaN, at: -1 };
+  const K = d.length;
+  const ok = Array.from({ length: K }, (_, k) =>
+    Number.isFinite(d[k]) && Number.isFinite(sd[k]) && sd[k] > 0);
+  const usable = ok.filter((x) => x).length;
+  if (usable === 0) return none;
+  const gap = Float64Array.from({ length: K }, (_, k) => (ok[k] ? d[k] : 0));
+  let up = 0;
+  let down = 0;
+  for (let k = 0; k < K; k++) {
+    if (gap[k] > m[k]) up++;
+    if (-gap[k] > m[k]) down++;
+  }
+  const side = up >= down ? 1 : -1;
+  const lead = gap.map((x) => side * x);
+  const need = Math.max(1, Math.ceil(minShare * usable));
+  let behindCount = 0;
+  let anyAhead = false;
+  for (let k = 0; k < K; k++) {
+    if (ok[k] && lead[k] < -m[k]) behindCount++;
+    if (ok[k] && lead[k] > m[k]) anyAhead = true;
+  }
+  if (behindCount >= need || !anyAhead) return none;
+  const ahead = new Float64Array(K);
+  const behind: number[] = [];
+  for (let k = 0; k < K; k++) {
+    ahead[k] = ok[k] && lead[k] > m[k] ? (z * sd[k] / (lead[k] - m[k])) ** 2 : Infinity;
+    // z = 0 with no room gives 0 / 0 = NaN here, as in numpy
+    if (ok[k]) behind.push((z * sd[k] / Math.max(lead[k] + m[k], 0)) ** 2);
+  }
+  // numpy's stable argsort (no NaN can occur in ``ahead``)
+  const order = Array.from({ length: K }, (_, k) => k)
+    .sort((i, j) => (ahead[i] < ahead[j] ? -1 : ahead[i] > ahead[j] ? 1 : i - j));
+  const pick = order[need - 1];
+  if (!Number.isFinite(ahead[pick])) return none;
+  // All but fewer than ``need`` points must not be possibly behind: numpy's sort (NaN
+  // last), reversed, so NaN comes first.
+  const rest = behind.sort((x, y) =>
+    Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : Number.isNaN(y) ? -1 : x < y ? -1 : x > y ? 1 : 0)
+    .reverse();
+  const worst = rest.length >= need ? rest[need - 1] : 0;
+  const total = Math.max(ahead[pick], Number.isFinite(worst) ? worst : Infinity);
+  if (!Number.isFinite(total)) return none;
+  return { need: Math.ceil(n * total), at: pick };
 }

@@ -1,5 +1,5 @@
 // The plain-language wording of verdicts, ported line for line from
-// src/diversity_profiles/wording.py (the one summariser) and tested against fixtures that
+// src/diversity_profiles/comparison/_wording.py (the one summariser) and tested against fixtures that
 // Python generates (tests/test_wording_js.py). Labels are written with textContent by the
 // callers, so nothing here escapes.
 
@@ -13,6 +13,13 @@ export interface Reading {
   lead: number; // NaN: nothing dismissed
   share: number;
   confident: string; // "no band" without replicates
+  /** What the samples support (verdict rule step 8): a verdict, "not distinguishable" or
+   *  "no uncertainty" */
+  finding: string;
+  n_needed: number; // samples per set that would resolve a lead not yet supported (NaN: none)
+  needed_at: number; // ...read at this parameter
+  lead_at: number; // a - b there (samples, or relative)
+  noise_at: number; // the family-wise band's half-width there
 }
 
 /** Python's ``f"{x:.{digits}g}"``, with ∞ for infinities. */
@@ -62,8 +69,10 @@ export function agreement(verdicts: string[]): Agreement {
   return "mixed";
 }
 
+/** How verdicts were read: each family's (name, margin, unit), and the (name, method) of
+ *  families whose values are large-n bounds or estimates. */
 export function ruleLines(margins: [string, number, string][], minShare: number,
-                          noBand: boolean, bounded: [string, string][] = []): string[] {
+                          bounded: [string, string][] = []): string[] {
   const parts = margins.map(([name, margin, unit]) =>
     `${name} ${fmtG(margin, 6)}${unit === "n" ? " × n samples" : " relative"}`);
   const lines = [
@@ -79,10 +88,6 @@ export function ruleLines(margins: [string, number, string][], minShare: number,
     const kinds = [...methods].map(([method, names]) => `${method}: ${names.join(", ")}`).join("; ");
     lines.push(`Large-n values (${kinds}): a verdict there holds only where the bounds ` +
       "separate; elsewhere it says the bounds overlap.");
-  }
-  if (noBand) {
-    lines.push("No verdict here holds with confidence: the profiles have no replicates " +
-      "(profile with n_boot > 0 for bands).");
   }
   return lines;
 }
@@ -125,21 +130,111 @@ export function marginNote(a: string, b: string, readings: Reading[]): string | 
   return notes.length ? `within the margin: ${notes.join("; ")}` : null;
 }
 
-export function confidenceLine(a: string, b: string, readings: Reading[], ci: number,
-                               simultaneous: boolean): string | null {
-  const held = readings.filter((r) => r.confident !== "no band")
-    .map((r) => `${r.family}: ${r.confident}`);
-  if (!held.length) return null;
-  const over = simultaneous ? "over each whole domain" : "pointwise";
-  return `with ${percent(ci)} confidence ${over} (${a} vs ${b}): ${held.join(", ")}`;
+const CLAIMS = ["dominates", "dominated", "crosses"];
+
+/** Python's ``sorted`` of strings: by code point (not by UTF-16 unit, as JS's sort). */
+function byCodePoint(x: string, y: string): number {
+  const a = [...x];
+  const b = [...y];
+  for (let k = 0; k < Math.min(a.length, b.length); k++) {
+    const d = a[k].codePointAt(0)! - b[k].codePointAt(0)!;
+    if (d) return d;
+  }
+  return a.length - b.length;
 }
 
-export function pairBlock(a: string, b: string, readings: Reading[], ci: number,
-                          simultaneous = true): string[] {
-  const lines = [`- ${pairLine(a, b, readings)}`];
+/** The first lines of a condition: what its findings hold with, or that none is
+ *  supported; ``without`` lists (family, why) for families with no uncertainty. */
+export function findingIntro(level: number, without: [string, string][], banded: number): string[] {
+  if (banded === 0) {
+    const why = [...new Set(without.map(([, how]) => how))].sort(byCodePoint).join("; ") ||
+      "no replicates";
+    return [
+      "**No verdict is supported**: these profiles carry no sampling uncertainty " +
+        `(${why}). The verdicts below describe these samples only, not the sources ` +
+        "they were drawn from; profile with n_boot='auto' (the default) for findings.",
+    ];
+  }
+  const lines = [
+    `Findings hold with ${percent(level)} confidence for every pair, point and family ` +
+      "at once; any other difference is not distinguishable at this sample size.",
+  ];
+  for (const [name, how] of without) {
+    lines.push(`No finding in ${name}: no sampling uncertainty (${how}).`);
+  }
+  return lines;
+}
+
+function claimText(a: string, b: string, r: Reading): string {
+  if (r.finding === "crosses") {
+    const where = r.crossings.filter((x) => !Number.isNaN(x))
+      .map((x) => `${r.symbol} ≈ ${fmtG(x)}`).join(", ");
+    return `${a} and ${b} cross in ${r.family}` + (where ? ` at ${where}` : "");
+  }
+  const [first, second] = r.finding === "dominates" ? [a, b] : [b, a];
+  return `${first} ≻ ${second} in ${r.family}`;
+}
+
+/** The one line that says what the samples support about a and b. */
+export function findingLine(a: string, b: string, readings: Reading[]): string {
+  const claims = readings.filter((r) => CLAIMS.includes(r.finding));
+  const tied = readings.filter((r) => r.finding === "tied").map((r) => r.family);
+  const open = readings.filter((r) => r.finding === "not distinguishable").map((r) => r.family);
+  const ahead = claims.filter((r) => r.finding === "dominates").map((r) => r.family);
+  const behind = claims.filter((r) => r.finding === "dominated").map((r) => r.family);
+  const crossed = claims.filter((r) => r.finding === "crosses");
+  const parts: string[] = [];
+  if (claims.length) {
+    if (ahead.length) parts.push(`${a} ≻ ${b} in ${ahead.join(", ")}`);
+    if (behind.length) parts.push(`${b} ≻ ${a} in ${behind.join(", ")}`);
+    for (const r of crossed) parts.push(claimText(a, b, r));
+    if (open.length) parts.push(`not distinguishable in ${open.join(", ")}`);
+  } else if (open.length) {
+    parts.push(`${a} and ${b} are not distinguishable at this sample size`);
+  }
+  if (tied.length) parts.push(`equal within the margin in ${tied.join(", ")}`);
+  if (!parts.length) return `no finding on ${a} vs ${b}: no sampling uncertainty`;
+  const disagree = [ahead, behind, crossed].filter((x) => x.length).length > 1;
+  return (disagree ? `families disagree on ${a} vs ${b}: ` : "") + parts.join("; ");
+}
+
+/** A lead or noise as "2.1%" or "3 samples" (its sign dropped). */
+export function amountAt(x: number, unit: string): string {
+  const v = Math.abs(x);
+  if (unit === "n") return `${fmtG(v)} sample${v === 1 ? "" : "s"}`;
+  return `${fmtG(v * 100, 2)}%`;
+}
+
+/** Python's ``f"{int(x):,}"``: the integer part, with thousands separated by commas. */
+function grouped(x: number): string {
+  const digits = BigInt(Math.trunc(x)).toString();
+  const sign = digits.startsWith("-") ? "-" : "";
+  return sign + digits.slice(sign.length).replace(/\B(?=(\d{3})+$)/g, ",");
+}
+
+/** For leads not yet supported: how big they are, the noise, and about how many samples
+ *  per set would resolve them if they are real. */
+export function neededNote(a: string, b: string, readings: Reading[]): string | null {
+  const notes: string[] = [];
+  for (const r of readings) {
+    if (r.finding !== "not distinguishable" || !Number.isFinite(r.n_needed)) continue;
+    const leader = r.lead_at > 0 ? a : b;
+    const where = r.scale_free ? "" : ` at ${r.symbol} ≈ ${fmtG(r.needed_at)}`;
+    notes.push(`${r.family}: ${leader} leads by ${amountAt(r.lead_at, r.unit)}${where} ` +
+      `(noise ±${amountAt(r.noise_at, r.unit)}); about ${grouped(r.n_needed)} samples ` +
+      "per set would resolve it");
+  }
+  return notes.length ? `not yet supported — ${notes.join("; ")}` : null;
+}
+
+/** The Markdown list item of one pair: what the samples support, then the notes under it
+ *  (leads not yet supported, and these samples' point verdicts). */
+export function pairBlock(a: string, b: string, readings: Reading[]): string[] {
+  const lines = [`- ${findingLine(a, b, readings)}`];
+  const need = neededNote(a, b, readings);
+  if (need) lines.push(`  - ${need}`);
+  lines.push(`  - these samples (no confidence): ${pairLine(a, b, readings)}`);
   const note = marginNote(a, b, readings);
   if (note) lines.push(`  - ${note}`);
-  const sure = confidenceLine(a, b, readings, ci, simultaneous);
-  if (sure) lines.push(`  - ${sure}`);
   return lines;
 }

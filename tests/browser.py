@@ -21,6 +21,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import diversity_profiles as dp
+from diversity_profiles.comparison import _verdict as rule
+from diversity_profiles.comparison._summary import summary
+from diversity_profiles.pipeline import conditions_of
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -126,3 +131,40 @@ def jupyterlab(root: Path, *, app: str = "jupyterlab"):
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+def compare_as_the_view_does(tree, domains: dict, monkeypatch):
+    """``dp.compare(tree, domains=domains)`` with each family's family-wise z for the full
+    grid, as the view reads findings on a narrowed domain (verdict rule step 8: compare
+    draws a z for the domain it is given, never a larger one; checked here)."""
+    full = dp.compare(tree)
+    wanted = [  # in the order compare draws them: condition by condition, family by family
+        full[path].attrs[f"finding_z_{f}"]
+        for path in conditions_of(tree)
+        for f in full[path].to_dataset().family.values.tolist()
+        if f"finding_z_{f}" in full[path].attrs
+    ]
+    own = rule.familywise_z
+    drawn: list[float] = []
+
+    def full_grid_z(centred, level, seed=0):
+        drawn.append(own(centred, level, seed))
+        return wanted[len(drawn) - 1]
+
+    with monkeypatch.context() as m:
+        m.setattr(rule, "familywise_z", full_grid_z)
+        got = dp.compare(tree, domains=domains)
+    assert len(drawn) == len(wanted)
+    assert all(z <= big + 1e-12 for z, big in zip(drawn, wanted, strict=True))  # conservative
+    return got
+
+
+def summary_lines(comparison) -> list[str]:
+    """What the view's summary says: summary.py's lines without the condition's facts
+    (heading, representation, sizes), which the view shows elsewhere."""
+    facts = ("### ", "Condition: ", "Sample sizes: ", "> **Warning", "Every family is the mean")
+    return [
+        line
+        for line in summary(comparison, markdown=False).splitlines()
+        if line and not line.startswith(facts)
+    ]

@@ -62,6 +62,37 @@ def test_curves_cross_as_one_float64_buffer_that_decodes_to_the_profiles(tree):
     assert spec["n_samples"] == ds.n_samples.values.tolist()
     assert spec["subsample_size"] == ds.subsample_size.values.tolist() and spec["ci"] == 0.95
     assert by_name["richness"]["parameter"] is None and by_name["richness"]["n"] == 1
+    # What the view needs for findings (verdict rule step 8): how to scale the replicates,
+    # and compare's family-wise z and wording of each family's uncertainty.
+    res = dp.compare(tree)["toy/euclidean"]
+    for name, fam in by_name.items():
+        assert fam["replicate_kind"] == "half-sample"  # n_boot=10: half-sample replicates
+        assert fam["finding_z"] == pytest.approx(res.attrs[f"finding_z_{name}"])
+        assert fam["uncertainty"] == res.attrs[f"uncertainty_{name}"]
+    assert spec["finding_level"] == res.attrs["finding_level"] == 0.95
+    assert spec["finding_families"] == res.attrs["finding_families"]
+
+
+def test_the_default_uncertainty_sends_multiplier_draws_and_compares_z():
+    rng = np.random.default_rng(3)
+    sets = {"a": rng.standard_normal((40, 3)), "b": 0.6 * rng.standard_normal((35, 3))}
+    tree = dp.profiles(sets, representation="toy", distance="euclidean", n_points=6)
+    ds = tree["toy/euclidean"].to_dataset()
+    spec, _ = pack_condition(ds)
+    res = dp.compare(tree)["toy/euclidean"]
+    by_name = {f["name"]: f for f in spec["families"]}
+    for name, fam in by_name.items():
+        boot = f"{name}_boot"
+        kind = ds[boot].attrs["kind"] if boot in ds else None
+        assert fam["replicate_kind"] == kind
+        assert fam["n_boot"] == (ds[boot].shape[1] if boot in ds else 0)
+        z = res.attrs.get(f"finding_z_{name}")
+        assert fam["finding_z"] == (None if z is None else pytest.approx(z))
+    assert by_name["vendi"]["replicate_kind"] == "multiplier"
+    # One set has no pair to compare: no findings, and the view says so.
+    lone = pack_condition(ds.isel(set=[0]))[0]
+    assert all(f["finding_z"] is None for f in lone["families"])
+    assert lone["finding_level"] is None
 
 
 def test_explorer_traits_and_domain_validation(tree):

@@ -5,7 +5,7 @@ from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
 
-from .browser import CHROMIUM, LAUNCH_ARGS
+from .browser import CHROMIUM, LAUNCH_ARGS, compare_as_the_view_does, summary_lines
 from .conftest import XSS
 
 
@@ -30,7 +30,11 @@ def test_report_never_overwrites_without_being_asked(tree, tmp_path):
     assert path.read_text().startswith("<!doctype html>") and path.read_text() != first
 
 
-def test_report_opens_offline_and_stays_interactive(tree, tmp_path):
+def test_report_opens_offline_and_stays_interactive(tree, tmp_path, monkeypatch):
+    full = dp.compare(tree)
+    t = tree["line/euclidean"].t.values
+    at = dict(set_a="A", set_b=XSS, family="magnitude")
+    last = compare_as_the_view_does(tree, {"magnitude": (t[-1], t[-1])}, monkeypatch)
     path = dp.report(tree, tmp_path / "report.html")
     text = path.read_text()
     assert "https://" not in text.split("<script")[0]  # the page loads nothing from outside
@@ -51,13 +55,25 @@ def test_report_opens_offline_and_stays_interactive(tree, tmp_path):
         page.wait_for_function("window.__dpReady === true")
         page.wait_for_selector("#explorer section[data-family=magnitude] svg .mark-line path")
         cell = "#explorer section[data-family=magnitude] table tr:nth-child(2) td:nth-child(3)"
-        assert page.get_attribute(cell, "data-verdict") == "crosses"
+        # The cell shows the finding first, these samples' verdict after it.
+        assert page.get_attribute(cell, "data-verdict") == str(
+            full["line/euclidean"].finding.sel(**at).values
+        )
+        assert page.get_attribute(cell, "data-point") == "crosses"
         page.locator("#explorer section[data-family=magnitude] input[type=range]").first.focus()
         page.keyboard.press("End")
-        assert page.get_attribute(cell, "data-verdict") == "dominates"
-        # Conditions, summary and static charts are there, labels as text.
+        assert page.get_attribute(cell, "data-point") == "dominates"
+        assert page.get_attribute(cell, "data-verdict") == str(
+            last["line/euclidean"].finding.sel(**at).values
+        )
+        # Conditions, summary and static charts are there, labels as text; both summaries
+        # (summary.py's text and the explorer's) lead with what the findings hold with.
         assert "line/euclidean" in page.locator("table.dp-condition").inner_text()
-        assert XSS in page.locator("pre.dp-summary-text").inner_text()
+        text = page.locator("pre.dp-summary-text").inner_text()
+        assert XSS in text
+        assert text.splitlines()[2].startswith("Findings hold with 95% confidence")
+        live = page.locator("#explorer .dp-summary").inner_text()
+        assert live.splitlines() == summary_lines(last)
         assert page.locator("img").count() == 0
         assert page.locator("details svg").count() == 1
         assert outside == []

@@ -1,7 +1,9 @@
 """The browser's verdict rule (js/verdict.ts) agrees with verdict.py on shared fixtures.
 
 Python generates the cases and the expected answers from ``verdict.py`` (the one
-specification); node runs the compiled TypeScript on the same cases.
+specification); node runs the compiled TypeScript on the same cases. Step 8's family-wise
+z is drawn from random recombinations and is not ported: Python computes it and the
+cases carry it, as the explorer's payload does.
 """
 
 import json
@@ -94,7 +96,58 @@ def make_cases():
             lo_b=_encode(b - w[2]),
             hi_b=_encode(b + w[3]),
         )
+    # Step 8: every case with replicates gets a family-wise z; these add designed leads
+    # (none, within the noise, clear, crossing), unbounded points (a replicate that is
+    # not finite), a single replicate (no sd at all) and z = 0.
+    more = np.random.default_rng(2)
+    for k in range(36):
+        axis, theta, step = [("log", q, False), ("linear", lin, True), ("linear", lin, False)][
+            k % 3
+        ]
+        m = theta.size
+        a = np.linspace(3, 1, m)
+        shift = [0.0, 0.03, 0.3, 1.0, -1.0, np.nan][k % 6]
+        b = a - shift if np.isfinite(shift) else a + 0.8 * np.sin(np.linspace(0, 6, m))
+        noise = [0.02, 0.1, 0.5][(k // 6) % 3]
+        reps = 1 if k % 12 == 11 else [30, 8][k % 2]
+        boot_a = a + more.normal(0, noise, (reps, m))
+        boot_b = b + more.normal(0, noise, (reps, m))
+        if k % 5 == 4:  # a replicate that is not finite: that point has no band
+            boot_a[0, more.integers(0, m, 3)] = np.nan
+        if k % 7 == 6:
+            boot_b[-1, more.integers(0, m)] = np.inf
+        case = {
+            "theta": _encode(theta),
+            "a": _encode(a),
+            "b": _encode(b),
+            "axis": axis,
+            "step": step,
+            "unit": ["n", "relative"][k % 2],
+            "margin": [0.0, 0.01, 0.05][k % 3],
+            "n": [150, 40, 7, 0][k % 4],
+            "min_share": [0.05, 0.0, 0.3, 1.0][(k // 3) % 4],
+            "boot_a": [_encode(r) for r in boot_a],
+            "boot_b": [_encode(r) for r in boot_b],
+            "scale_a": [1.0, 0.9934][k % 2],
+            "scale_b": 1.0,
+            "cap": [1.0, 2.0][(k // 2) % 2],
+            "ci": 0.9,
+        }
+        cases.append((case, theta, a, b))
+    for k, (case, _theta, a, b) in enumerate(cases):
+        if "boot_a" in case:
+            ca, cb = _centred(case, a, b)
+            z = rule.familywise_z([ca, cb], 0.95) if k % 4 else [0.0, 2.5, 8.0][k % 3]
+            case["z"] = float(z)
     return cases
+
+
+def _centred(case, a, b):
+    ba = np.array([[float(x) for x in r] for r in case["boot_a"]])
+    bb = np.array([[float(x) for x in r] for r in case["boot_b"]])
+    ca = centred_replicates(ba, a, case["scale_a"], case["cap"])
+    cb = centred_replicates(bb, b, case["scale_b"], case["cap"])
+    return ca, cb
 
 
 def _decoded(case, key):
@@ -144,16 +197,27 @@ def expected(case, theta, a, b):
     if "lo_a" in case:
         out["bounded"] = bounded(case, theta, a, b, m)
     if "boot_a" in case:
-        ba = np.array([[float(x) for x in r] for r in case["boot_a"]])
-        bb = np.array([[float(x) for x in r] for r in case["boot_b"]])
-        ca = centred_replicates(ba, a, case["scale_a"], case["cap"])
-        cb = centred_replicates(bb, b, case["scale_b"], case["cap"])
+        ca, cb = _centred(case, a, b)
         for band, simultaneous in (("pointwise", False), ("simultaneous", True)):
             lower, upper = rule.band_of_difference(a, b, ca, cb, case["ci"], simultaneous)
             out[band] = [lower, upper]
             out[f"confident_{band}"] = rule.confident_verdict(
                 theta, lower, upper, m, case["axis"], case["step"], case["min_share"]
             )
+        # Step 8, as compare applies it: the sd of the difference from each set's sd.
+        sd_a, sd_b = rule.replicate_sd(ca), rule.replicate_sd(cb)
+        with np.errstate(invalid="ignore"):
+            d = np.where(a == b, 0.0, a - b)
+            sd = np.sqrt(sd_a**2 + sd_b**2)
+        z = case["z"]
+        need, at = rule.samples_needed(d, sd, z, m, case["n"], case["min_share"])
+        out.update(
+            sd_a=sd_a,
+            sd_b=sd_b,
+            finding=rule.finding(theta, d, sd, z, m, case["axis"], case["step"], case["min_share"]),
+            n_needed=[need],
+            needed_at=at,
+        )
     return out
 
 
@@ -202,7 +266,15 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
         },
     )
     crossing_cases = 0
-    seen = {"dismissed": 0, "confident": set(), "margin_changed": 0, "bounded": set()}
+    seen = {
+        "dismissed": 0,
+        "confident": set(),
+        "margin_changed": 0,
+        "bounded": set(),
+        "finding": set(),
+        "needed": set(),
+        "unbounded": 0,
+    }
     for (case, theta, a, b), js in zip(cases, got, strict=True):
         want = expected(case, theta, a, b)
         assert js["signs"] == want["signs"]
@@ -241,6 +313,17 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
                 )
             assert js[f"confident_{band}"] == want[f"confident_{band}"]
             seen["confident"].add(want[f"confident_{band}"])
+        if "finding" in want:
+            for side in ("sd_a", "sd_b"):
+                np.testing.assert_allclose(
+                    np.array(js[side], dtype=float), want[side], rtol=1e-9, atol=1e-12
+                )
+            assert js["finding"] == want["finding"]
+            np.testing.assert_allclose(js["n_needed"], want["n_needed"], rtol=1e-9)
+            assert js["needed_at"] == want["needed_at"]
+            seen["finding"].add(want["finding"])
+            seen["needed"].add(bool(np.isfinite(want["n_needed"][0])))
+            seen["unbounded"] += bool(np.isnan(want["sd_a"]).any())
     assert crossing_cases >= 10  # the fixtures exercise crossings, not only easy verdicts
     # ...and the margin: verdicts it changes, dismissed leads, every confident answer.
     assert seen["margin_changed"] >= 5 and seen["dismissed"] >= 5
@@ -248,6 +331,10 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
     assert seen["confident"] & {"dominates", "dominated"}
     # ...and the bounds: every verdict of step 7 occurs.
     assert seen["bounded"] == set(rule.BOUNDED_VERDICTS), seen["bounded"]
+    # ...and step 8: every finding the rule can give, finite and NaN sample needs, and
+    # points without a band.
+    assert seen["finding"] == set(rule.FINDINGS) - {rule.NO_UNCERTAINTY}, seen["finding"]
+    assert seen["needed"] == {True, False} and seen["unbounded"] >= 3
 
 
 def test_point_bounds_are_the_margin_rule():

@@ -1,11 +1,13 @@
 """The built explorer in a real headless Chromium (Debian's), driven by Playwright.
 
-Renders the bundle with the widget's real state, moves a domain slider from the
-keyboard and checks the verdict that ``dp.compare`` gives for the same domain,
+Renders the bundle with the widget's real state, checks that the dominance matrices show
+``dp.compare``'s findings first and the summary its lines, moves a domain slider from the
+keyboard and checks the finding and verdict that ``dp.compare`` gives for the same domain,
 sets the domain from the model side, checks a hostile label stays text, and that
 cleanup removes every listener it added. No request leaves the machine.
 """
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +15,17 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
-from diversity_profiles.comparison._summary import summary
 from diversity_profiles.display._explorer import ProfileExplorer
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
+from .browser import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    block_outside,
+    compare_as_the_view_does,
+    serve,
+    summary_lines,
+    write_page,
+)
 from .conftest import XSS
 
 BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
@@ -47,11 +56,19 @@ def page(tree, tmp_path_factory):
         browser.close()
 
 
-def cell(page, family: str) -> str:
-    """Verdict of A vs the other set in a family's dominance matrix."""
+def cell(page, family: str, shows: str = "point") -> str:
+    """A vs the other set in a family's dominance matrix: these samples' verdict
+    (``shows="point"``) or the finding the cell shows first (``shows="verdict"``)."""
     return page.get_attribute(
-        f"section[data-family={family}] table tr:nth-child(2) td:nth-child(3)", "data-verdict"
+        f"section[data-family={family}] table tr:nth-child(2) td:nth-child(3)", f"data-{shows}"
     )
+
+
+def findings(page) -> dict:
+    """family -> the finding of A vs the other set, as the matrices show it."""
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('section')]
+        .map((s) => [s.dataset.family,
+          s.querySelector('table tr:nth-child(2) td:nth-child(3)').dataset.verdict]))""")
 
 
 def test_curves_are_drawn_for_every_family(page):
@@ -74,30 +91,44 @@ def test_crossings_are_marked_where_compare_finds_them(page, tree):
         )
 
 
-def test_slider_from_the_keyboard_changes_the_verdict_as_compare_does(page, tree):
+def test_the_matrices_and_summary_lead_with_what_compare_finds(page, tree):
+    pg, _, _ = page
+    comparison = dp.compare(tree)
+    res = comparison["line/euclidean"].sel(set_a="A", set_b=XSS)
+    want = dict(zip(res.family.values.tolist(), res.finding.values.tolist(), strict=True))
+    assert findings(pg) == want
+    # The summary is summary.py's, line for line: what the findings hold with first.
+    text = pg.locator(".dp-summary").inner_text()
+    assert text.splitlines() == summary_lines(comparison)
+    assert text.startswith(("Findings hold with 95% confidence", "**No verdict is supported**"))
+    assert "these samples (no confidence): " in text
+
+
+def test_slider_from_the_keyboard_changes_the_verdict_as_compare_does(page, tree, monkeypatch):
     pg, _, _ = page
     t = tree["line/euclidean"].t.values
     full = dp.compare(tree)["line/euclidean"].sel(set_a="A", set_b=XSS, family="magnitude")
     assert str(full.verdict.values) == "crosses" and cell(pg, "magnitude") == "crosses"
+    assert cell(pg, "magnitude", "verdict") == str(full.finding.values)
     crossing = float(full.crossings.values[0])
     k = int(np.searchsorted(t, crossing))  # first grid point past the crossing
-    narrowed = dp.compare(tree, domains={"magnitude": (t[k], t[-1])})["line/euclidean"]
-    expected = str(narrowed.verdict.sel(set_a="A", set_b=XSS, family="magnitude").values)
-    assert expected == "dominates"
+    domains = {"magnitude": (t[k], t[-1])}
+    narrowed = compare_as_the_view_does(tree, domains, monkeypatch)
+    expected = narrowed["line/euclidean"].sel(set_a="A", set_b=XSS, family="magnitude")
+    assert str(expected.verdict.values) == "dominates"
     lower = pg.locator("section[data-family=magnitude] input[type=range]").first
     lower.focus()
     for _ in range(k):
         pg.keyboard.press("ArrowRight")
-    assert cell(pg, "magnitude") == expected
+    assert cell(pg, "magnitude") == "dominates"
+    assert cell(pg, "magnitude", "verdict") == str(expected.finding.values)
     saved = pg.evaluate("window.__saved.at(-1)")
     assert saved["magnitude"] == pytest.approx([t[k], t[-1]])
     # The summary for the current domain follows, in summary.py's words (wording.py).
     text = pg.locator(".dp-summary").inner_text()
-    want = summary(dp.compare(tree, domains={"magnitude": (t[k], t[-1])}), markdown=False)
-    lines = [line.strip() for line in want.splitlines() if line.lstrip().startswith("- ")]
-    assert lines and f"A ≻ {XSS}" in lines[0]
-    for line in lines:
-        assert line in text
+    assert text.splitlines() == summary_lines(narrowed)
+    (point,) = [line for line in text.splitlines() if "these samples (no confidence)" in line]
+    assert re.search(f"A ≻ {re.escape(XSS)} in [^;]*magnitude", point)
 
 
 def test_brushing_an_x_range_moves_the_slider(page, tree):
@@ -130,6 +161,13 @@ def test_hostile_labels_are_text_not_markup(page):
     assert pg.get_by_text(XSS, exact=False).count() > 0
     assert pg.locator("img").count() == 0
     assert pg.evaluate("window.__alerts") == 0
+    # Matrix cells hold one symbol and no element; the label lives in their title as text.
+    cells = pg.locator("section[data-family=circles] table td[data-verdict]")
+    assert cells.count() == 2
+    for k in range(2):
+        assert cells.nth(k).locator("*").count() == 0
+        assert cells.nth(k).inner_text() in ("≻", "≺", "=", "×", "·", "–")
+        assert XSS in cells.nth(k).get_attribute("title")
 
 
 def test_sliders_are_labelled_for_assistive_technology(page):

@@ -1,8 +1,12 @@
-"""The explorer's margin-aware and simultaneous-confidence verdicts in Debian's Chromium.
+"""The explorer's findings, margin-aware and simultaneous-confidence verdicts in Debian's
+Chromium.
 
-The view receives each set's half-sample replicates and recomputes, for the domain
-the user narrows to, the verdict with the margin and the sup-t band of every pair's
-difference (verdict.ts); both must equal ``dp.compare`` for the same domain.
+The view receives each set's replicates (multiplier draws, or half-sample replicates with
+their subsample sizes) and compare's family-wise z for the full grid, and recomputes, for
+the domain the user narrows to, every pair's finding (verdict rule step 8), the verdict
+with the margin and the sup-t band of its difference (verdict.ts); each must equal
+``dp.compare`` for the same domain, with that z (which the view keeps on a narrower
+domain: valid there, conservatively).
 """
 
 from pathlib import Path
@@ -14,15 +18,25 @@ from playwright.sync_api import sync_playwright
 import diversity_profiles as dp
 from diversity_profiles.display._explorer import ProfileExplorer
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
+from .browser import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    block_outside,
+    compare_as_the_view_does,
+    serve,
+    summary_lines,
+    write_page,
+)
 
 BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
+PATH = "plane/euclidean"
 
 
 @pytest.fixture(scope="module")
 def banded_tree():
-    """Sets with replicates: A; A with one point moved next to another (a near-duplicate
-    pair: one circle fewer at small tau, within the margin); a narrower cloud C."""
+    """Sets with the default uncertainty: A; A with one point moved next to another (a
+    near-duplicate pair: one circle fewer at small tau, within the margin); a narrower
+    cloud C."""
     rng = np.random.default_rng(0)
     A = rng.standard_normal((120, 2))
     B = A.copy()
@@ -34,7 +48,6 @@ def banded_tree():
         families=["vendi", "circles", "energy", "richness"],
         circles_method="greedy",
         n_points=12,
-        n_boot=20,
         ci=0.9,
     )
 
@@ -55,23 +68,25 @@ def banded_page(banded_tree, tmp_path_factory):
 
 
 def _matrices(pg) -> dict:
-    """family -> [[(verdict, confident) per column] per row] as the view shows them."""
+    """family -> [[(finding, verdict, confident) per column] per row] as the view shows them."""
     return pg.evaluate("""() => Object.fromEntries([...document.querySelectorAll('section')]
         .map((s) => [s.dataset.family, [...s.querySelectorAll('table tr')].slice(1).map((row) =>
             [...row.querySelectorAll('td')].slice(1).map((td) =>
-                [td.dataset.verdict ?? null, td.dataset.confident ?? null]))]))""")
+                [td.dataset.verdict ?? null, td.dataset.point ?? null,
+                 td.dataset.confident ?? null]))]))""")
 
 
 def _expected(res, labels) -> dict:
     out = {}
     for family in res.family.values.tolist():
+        at = dict(family=family)
         out[family] = [
             [
-                [None, None]
+                [None, None, None]
                 if a == b
                 else [
-                    str(res.verdict.sel(set_a=a, set_b=b, family=family).values),
-                    str(res.verdict_ci.sel(set_a=a, set_b=b, family=family).values),
+                    str(res[var].sel(set_a=a, set_b=b, **at).values)
+                    for var in ("finding", "verdict", "verdict_ci")
                 ]
                 for b in labels
             ]
@@ -80,40 +95,60 @@ def _expected(res, labels) -> dict:
     return out
 
 
-def test_margin_and_simultaneous_confidence_match_compare_on_narrowed_domains(
-    banded_page, banded_tree
+def test_findings_and_verdicts_match_compare_on_full_and_narrowed_domains(
+    banded_page, banded_tree, monkeypatch
 ):
     pg, blocked = banded_page
     labels = ["A", "near-duplicate", "C"]
-    full = dp.compare(banded_tree)["plane/euclidean"]
-    # The data exercise the margin (a near-duplicate pair is not a finding) and confidence.
+    ds = banded_tree[PATH].to_dataset()
+    # Both kinds of replicates: multiplier draws (no rescaling) and half-sample ones.
+    assert ds.vendi_boot.attrs["kind"] == "multiplier"
+    assert ds.circles_boot.attrs["kind"] == "half-sample"
+    tree = dp.compare(banded_tree)
+    full = tree[PATH]
+    # The data exercise the margin (a near-duplicate pair is not a finding), confidence,
+    # and findings of several kinds.
     pair = dict(set_a="A", set_b="near-duplicate", family="circles")
     assert str(full.verdict_plain.sel(**pair).values) == "dominates"
     assert str(full.verdict.sel(**pair).values) == "tied"
     assert {"dominates", "uncertain"} <= set(full.verdict_ci.values.ravel().tolist())
+    assert {"dominates", "dominated", "not distinguishable"} <= set(
+        full.finding.values.ravel().tolist()
+    )
     assert _matrices(pg) == _expected(full, labels)
-    # Narrow Vendi's domain from the keyboard: the view recomputes the sup-t band for the
-    # narrowed domain, as compare does.
-    q = banded_tree["plane/euclidean"].q.values
+    text = pg.locator(".dp-summary").inner_text()
+    assert text.splitlines() == summary_lines(tree)  # line for line, findings first
+    assert text.startswith("Findings hold with 90% confidence for every pair, point and family")
+    # Narrow Vendi's domain from the keyboard: the view recomputes the findings, the
+    # margin's verdicts and the sup-t band for the narrowed domain, as compare does.
+    q = banded_tree[PATH].q.values
     lower = pg.locator("section[data-family=vendi] input[type=range]").first
     lower.focus()
     for _ in range(6):
         pg.keyboard.press("ArrowRight")
-    narrowed = dp.compare(banded_tree, domains={"vendi": (q[6], q[-1])})["plane/euclidean"]
-    assert _matrices(pg) == _expected(narrowed, labels)
+    domains = {"vendi": (q[6], q[-1])}
+    narrowed = compare_as_the_view_does(banded_tree, domains, monkeypatch)
+    assert _matrices(pg) == _expected(narrowed[PATH], labels)
     text = pg.locator(".dp-summary").inner_text()
-    assert "Margins (leads within them, or on less than 5% of the domain" in text
+    assert text.splitlines() == summary_lines(narrowed)
     assert "circles 0.01 × n samples" in text and "vendi 0.01 relative" in text
-    assert "with 90% confidence over each whole domain (" in text
+    assert "these samples (no confidence): " in text
     assert "within the margin" in text  # a dismissed lead is named, not hidden
-    # Line for line what summary.py writes for the same narrowed comparison.
-    from diversity_profiles.comparison._summary import summary
-
-    want = summary(
-        dp.compare(banded_tree, domains={"vendi": (q[6], q[-1])}), markdown=False
-    ).splitlines()
-    words = [w.strip() for w in want if w.startswith(("Margins", "No verdict", "- ", "  - "))]
-    assert words and all(w in text for w in words)
-    mark = pg.locator("section[data-family=vendi] td[data-confident] sup.dp-conf").first
-    assert mark.inner_text() in ("✓", "?")
     assert blocked == []
+
+
+def test_a_cell_shows_the_finding_and_titles_these_samples_verdict(banded_page, banded_tree):
+    pg, _ = banded_page
+    full = dp.compare(banded_tree)[PATH]
+    at = dict(set_a="C", set_b="A", family="vendi")
+    finding, verdict = (str(full[v].sel(**at).values) for v in ("finding", "verdict"))
+    cell = pg.locator("section[data-family=vendi] table tr:nth-child(4) td:nth-child(2)")
+    symbol = {"dominates": "≻", "dominated": "≺", "tied": "=", "crosses": "×"}
+    symbol.update({"not distinguishable": "·", "no uncertainty": "–"})
+    assert cell.inner_text() == symbol[finding] and cell.get_attribute("data-verdict") == finding
+    title = cell.get_attribute("title")
+    assert title.startswith("C vs A in vendi: finding ") and f"these samples: {verdict}" in title
+    assert cell.get_attribute("aria-label") == title
+    assert cell.locator("*").count() == 0  # text only
+    legend = pg.locator("section[data-family=vendi] .dp-legend").inner_text()
+    assert legend.startswith("Row vs column") and "· not distinguishable" in legend

@@ -1,4 +1,4 @@
-"""The browser's summary (js/wording.ts) words verdicts exactly as summary.py does.
+"""The browser's summary (js/wording.ts) words findings and verdicts exactly as summary.py does.
 
 Python generates the cases and the expected lines from ``wording.py`` (the one
 summariser, used by ``summary.py``); node runs the compiled TypeScript on the same cases.
@@ -60,6 +60,7 @@ def make_cases():
                     confident=str(rng.choice(["no band", "dominates", "uncertain", "crosses"]))
                     if k % 3
                     else "no band",
+                    **_finding_of(rng, k, f, verdict, scale_free),
                 )
             )
         cases.append(
@@ -67,14 +68,18 @@ def make_cases():
                 "a": ["1 class", "set ≻ a", "A"][k % 3],
                 "b": ["3 classes", "B", "b`*"][k % 3],
                 "readings": readings,
-                "ci": float(rng.choice([0.95, 0.9, 0.5])),
-                "simultaneous": bool(k % 2),
+                "level": float(rng.choice([0.95, 0.9, 0.5])),
+                "without": [
+                    [r.family, str(rng.choice(["n_boot=0", "large-n method", "no replicates"]))]
+                    for r in readings
+                    if r.finding == "no uncertainty"
+                ],
+                "banded": sum(r.finding != "no uncertainty" for r in readings) if k % 5 else 0,
                 "margins": [
                     [r.family, float(rng.choice([0.01, 0.05, 0.125, 1e-7])), r.unit]
                     for r in readings
                 ],
                 "min_share": float(rng.choice([0.05, 0.0, 0.3, 0.125])),
-                "no_band": all(r.confident == "no band" for r in readings),
                 "bounded": [
                     [r.family, ["certified bounds", "estimate ± error"][f % 2]]
                     for f, r in enumerate(readings)
@@ -104,15 +109,36 @@ def make_cases():
     return cases
 
 
+FINDINGS = ("dominates", "dominated", "crosses", "tied", "not distinguishable", "no uncertainty")
+
+
+def _finding_of(rng, k: int, f: int, verdict: str, scale_free: bool) -> dict:
+    """What the samples support (step 8), with the lead not yet supported where there is
+    one: finite or NaN sample needs, either side ahead, counts and relative leads."""
+    if k % 9 == 8:  # a whole pair without uncertainty (n_boot=0)
+        return {"finding": "no uncertainty"}
+    finding = FINDINGS[(k + 3 * f + int(rng.integers(0, 2))) % len(FINDINGS)]
+    if k % 11 == 10:  # nothing supported: the pair is not distinguishable
+        finding = ["not distinguishable", "tied"][f % 3 == 2]
+    if scale_free and finding == "crosses":
+        finding = "not distinguishable"
+    out = {"finding": finding}
+    if finding == "not distinguishable" and k % 4 != 3:
+        out.update(
+            n_needed=float(rng.choice([12.0, 450.0, 1234567.0, 1.0])),
+            needed_at=float(rng.choice([0.5, 1.25, np.inf, 0.000123])),
+            lead_at=float(rng.choice([0.0213, -0.004, 1.0, -3.0, 0.5])),
+            noise_at=float(rng.choice([0.05, 0.0009, 2.0, 1.0])),
+        )
+    return out
+
+
 def expected(case):
     readings = case["readings"]
     return {
-        "rules": wording.rule_lines(
-            case["margins"], case["min_share"], case["no_band"], case["bounded"]
-        ),
-        "block": wording.pair_block(
-            case["a"], case["b"], readings, case["ci"], case["simultaneous"]
-        ),
+        "intro": wording.finding_intro(case["level"], case["without"], case["banded"]),
+        "rules": wording.rule_lines(case["margins"], case["min_share"], case["bounded"]),
+        "block": wording.pair_block(case["a"], case["b"], readings),
         "numbers": [
             [
                 wording.fmt_g(x, 3),
@@ -130,7 +156,10 @@ def _jsonable(case):
         {
             **r.__dict__,
             "crossings": [_enc(x) for x in r.crossings],
-            "lead": _enc(r.lead),
+            **{
+                key: _enc(getattr(r, key))
+                for key in ("lead", "n_needed", "needed_at", "lead_at", "noise_at")
+            },
         }
         for r in case["readings"]
     ]
@@ -179,18 +208,37 @@ def test_the_browser_words_verdicts_like_summary_py(compiled, tmp_path):
                 "confidence",
                 "cross in",
                 "bounds overlap in",
+                "not yet supported",
+                "are not distinguishable at this sample size",
+                "not distinguishable in",
+                "equal within the margin in",
+                "no finding on",
+                "samples per set would resolve",
             )
             if any(w in line for line in want["block"])
         )
+        seen.update(w for w in ("No verdict is supported", "No finding in", "Findings hold")
+                    if any(w in line for line in want["intro"]))  # fmt: skip
     # The fixtures reach every kind of line.
     assert {
         "disagree",
         "tied in every",
         "within the margin",
-        "confidence",
         "cross in",
         "bounds overlap in",
-    } <= seen
+        "not yet supported",
+        "are not distinguishable at this sample size",
+        "not distinguishable in",
+        "equal within the margin in",
+        "no finding on",
+        "No verdict is supported",
+        "No finding in",
+        "Findings hold",
+    } <= seen, seen
+    # ...including scale-free families' needs (no parameter named) and large ones (1,234,567).
+    blocks = [line for case in cases for line in expected(case)["block"]]
+    assert any("1,234,567 samples" in line for line in blocks)
+    assert any("average_distance: " in line and "(noise ±" in line for line in blocks)
     assert any(
         line.startswith("Large-n values") for case in cases for line in expected(case)["rules"]
     )
@@ -205,6 +253,6 @@ def test_summary_py_writes_its_pair_lines_with_the_shared_wording():
     from diversity_profiles.comparison._summary import _readings, summarize_condition
 
     readings = _readings(res, "A", "B", str)
-    block = wording.pair_block("A", "B", readings, 0.95, res.attrs["band"] == "simultaneous")
+    block = wording.pair_block("A", "B", readings)
     body = summarize_condition(res, "x/euclidean", esc=str, code=str)
     assert "\n".join(block) in body

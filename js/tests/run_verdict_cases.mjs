@@ -49,6 +49,17 @@ const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
       result[`confident_${band}`] = rule.confidentVerdict(theta, lower, upper, m, c.axis, c.step,
         c.min_share);
     }
+    // Step 8 as the explorer applies it (panel.ts): each set's sd, then the difference's.
+    const sdA = rule.replicateSd(ca, a.length);
+    const sdB = rule.replicateSd(cb, b.length);
+    const d = a.map((x, k) => (x === b[k] ? 0 : x - b[k]));
+    const sd = sdA.map((x, k) => Math.sqrt(x ** 2 + sdB[k] ** 2));
+    const needed = rule.samplesNeeded(d, sd, c.z, m, c.n, c.min_share);
+    Object.assign(result, {
+      sd_a: Array.from(sdA), sd_b: Array.from(sdB),
+      finding: rule.finding(theta, d, sd, c.z, m, c.axis, c.step, c.min_share),
+      n_needed: [needed.need], needed_at: needed.at,
+    });
   }
   return result;
 });

@@ -9,10 +9,12 @@ const w = await import(pathToFileURL(modulePath).href);
 const revive = (x) => (x === "inf" ? Infinity : x === "-inf" ? -Infinity : x === "nan" ? NaN : x);
 const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
   const readings = c.readings.map((r) => ({ ...r, lead: revive(r.lead),
-    crossings: r.crossings.map(revive) }));
+    n_needed: revive(r.n_needed), needed_at: revive(r.needed_at), lead_at: revive(r.lead_at),
+    noise_at: revive(r.noise_at), crossings: r.crossings.map(revive) }));
   return {
-    rules: w.ruleLines(c.margins, c.min_share, c.no_band, c.bounded),
-    block: w.pairBlock(c.a, c.b, readings, c.ci, c.simultaneous),
+    intro: w.findingIntro(c.level, c.without, c.banded),
+    rules: w.ruleLines(c.margins, c.min_share, c.bounded),
+    block: w.pairBlock(c.a, c.b, readings),
     numbers: c.numbers.map((x) => [w.fmtG(revive(x), 3), w.fmtG(revive(x), 6), Number.isFinite(revive(x)) ? w.percent(revive(x)) : null]),
   };
 });

@@ -36,7 +36,7 @@ describe("standalone explorer", () => {
     const cleanup = mountStandalone(el, payload());
     await expect.poll(() => el.querySelectorAll("svg .mark-line path").length).toBe(2);
     const verdict = () =>
-      (el.querySelector("table tr:nth-child(2) td:nth-child(3)") as HTMLElement).dataset.verdict;
+      (el.querySelector("table tr:nth-child(2) td:nth-child(3)") as HTMLElement).dataset.point;
     expect(verdict()).toBe("crosses");
     const chooser = el.querySelector("select") as HTMLSelectElement;
     expect(chooser.hidden).toBe(false);

@@ -1,8 +1,8 @@
 // The browser's verdict rule on curves with known answers (closed forms).
 import { describe, expect, it } from "vitest";
 import {
-  bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, margins, marginVerdict,
-  separationSigns, shareAhead, signs, verdictOf,
+  bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, finding, margins,
+  marginVerdict, replicateSd, samplesNeeded, separationSigns, shareAhead, signs, verdictOf,
 } from "../verdict";
 
 const geomspace = (a: number, b: number, n: number) =>
@@ -107,5 +107,21 @@ describe("verdict rule", () => {
     // A count that grows with n: the estimate is twice the replicates' mean (m = n/2).
     const grown = centredReplicates([[1], [3]], [4], 1, 2);
     expect(grown.map((r) => r[0])).toEqual([-2, 2]);
+  });
+
+  it("reads findings from a family-wise band and says how many samples a lead needs (step 8)", () => {
+    const x = [0, 0.25, 0.5, 0.75, 1];
+    const m = x.map(() => 0.01);
+    const same = (v: number) => x.map(() => v);
+    expect(finding(x, same(0.5), same(0.1), 3, m, "linear", false)).toBe("dominates");
+    expect(finding(x, same(0.2), same(0.1), 3, m, "linear", false)).toBe("not distinguishable");
+    // A point without an sd has no band: it can be anything.
+    expect(finding(x, same(0.5), same(NaN), 3, m, "linear", false)).toBe("not distinguishable");
+    // A lead of 0.02 with noise 0.01 at n = 200 needs (3 * 0.01 / 0.02)^2 = 2.25 times n.
+    expect(samplesNeeded([0.02], [0.01], 3, [0], 200, 0.05)).toEqual({ need: 450, at: 0 });
+    expect(samplesNeeded([0.02], [NaN], 3, [0], 200, 0.05)).toEqual({ need: NaN, at: -1 });
+    // sd from centred errors with ddof 1; NaN where a replicate is not finite or alone.
+    expect(Array.from(replicateSd([[-1, NaN], [1, 0]]))).toEqual([Math.SQRT2, NaN]);
+    expect(Array.from(replicateSd([[1, 2]]))).toEqual([NaN, NaN]);
   });
 });

@@ -38,7 +38,14 @@ describe("explorer", () => {
     const cleanup = widget.render({ model, el });
     await expect.poll(() => el.querySelectorAll("svg .mark-line path").length).toBe(2);
     const cell = el.querySelector("table tr:nth-child(2) td:nth-child(3)") as HTMLElement;
-    expect(cell.dataset.verdict).toBe("crosses");
+    // No replicates: the cell says no finding first, these samples' crossing after it.
+    expect(cell.dataset.verdict).toBe("no uncertainty");
+    expect(cell.textContent).toBe("–");
+    expect(cell.dataset.point).toBe("crosses");
+    expect(cell.title).toContain("these samples: crosses at t ≈ 1");
+    expect(el.querySelector(".dp-legend")?.textContent).toMatch(/^Row vs column/);
+    expect(el.querySelector(".dp-summary")?.textContent)
+      .toMatch(/^\*\*No verdict is supported\*\*: these profiles carry no sampling uncertainty/);
     expect(el.textContent).toContain(XSS);
     expect(el.querySelector("img")).toBeNull();
     expect(el.querySelector(".dp-summary")?.textContent).toContain("cross in magnitude at t ≈ 1");
@@ -53,7 +60,39 @@ describe("explorer", () => {
     const cleanup = widget.render({ model, el });
     model.set("domains", { magnitude: [1.5, 10] });
     const cell = el.querySelector("table tr:nth-child(2) td:nth-child(3)") as HTMLElement;
+    expect(cell.dataset.point).toBe("dominates");
+    cleanup();
+  });
+
+  it("reads findings from multiplier draws with no subsample size (scale 1)", async () => {
+    // A = 10 + t stays above B = t; each set's draws spread by ±0.1 around its curve.
+    const t = Array.from({ length: 9 }, (_, k) => 10 ** (k / 4 - 1));
+    const R = 4;
+    const wiggle = [-0.1, 0.1, -0.05, 0.05];
+    const draws = (curve: number[]) => wiggle.flatMap((w) => curve.map((x) => x + w));
+    const a = t.map((x) => 10 + x);
+    const floats = Float64Array.from([...t, ...a, ...t, ...draws(a), ...draws(t)]);
+    const spec: ExplorerSpec = {
+      condition: "r/d", representation: "r", distance: "d", sets: ["A", "B"], ci: 0.95,
+      finding_level: 0.95, finding_families: 1,
+      families: [{ name: "magnitude", parameter: "t", axis: "log", step: false,
+        long_name: "magnitude", integer: false, symbol: "t", axis_title: "scale t",
+        extendable: false, band: null, n: 9, grid: 0, values: 9, lower: null, upper: null,
+        boot: 27, n_boot: R, replicate_kind: "multiplier", finding_z: 3,
+        uncertainty: "multiplier draws (4)" }],
+    };
+    const model = fakeModel();
+    model.set("spec", spec);
+    model.set("curves", new DataView(floats.buffer));
+    const el = document.createElement("div");
+    const cleanup = widget.render({ model, el });
+    const cell = el.querySelector("table tr:nth-child(2) td:nth-child(3)") as HTMLElement;
     expect(cell.dataset.verdict).toBe("dominates");
+    expect(cell.textContent).toBe("≻");
+    expect(cell.title).toMatch(/^A vs B in magnitude: finding A ≻ B; these samples: dominates/);
+    const summary = el.querySelector(".dp-summary")?.textContent ?? "";
+    expect(summary.split("\n")[0]).toMatch(/^Findings hold with 95% confidence/);
+    expect(summary).toContain("- A ≻ B in magnitude");
     cleanup();
   });
 });

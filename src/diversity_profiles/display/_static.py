@@ -4,8 +4,8 @@ A notebook display (:meth:`ProfileExplorer._repr_mimebundle_`) and an HTML repor
 (:func:`report`) both show a condition as a static chart (SVG, through vl-convert), a
 summary of :func:`compare`, and the payload from which the explorer runs with no kernel
 (``js/standalone.ts``). :func:`static_view` runs :func:`compare` once and derives all of
-them from that one result, so the chart's crossings and the summary's verdicts cannot
-disagree.
+them from that one result, so the chart's crossings, the summary's verdicts and the
+findings' z that the payload carries cannot disagree.
 """
 
 from __future__ import annotations
@@ -90,5 +90,7 @@ def static_view(
         svg=vl_convert.vegalite_to_svg(chart.to_dict()),
         markdown=summary(comparison),
         text=summary(comparison, markdown=False),
-        payload=standalone_payload(tree, paths if conditions is None else conditions, condition),
+        payload=standalone_payload(
+            tree, paths if conditions is None else conditions, condition, comparison=comparison
+        ),
     )
