@@ -476,6 +476,6 @@ export function samplesNeeded(d: Num, sd: Num, z: number, m: Num, n: number,
     .reverse();
   const worst = rest.length >= need ? rest[need - 1] : 0;
   const total = Math.max(ahead[pick], Number.isFinite(worst) ? worst : Infinity);
-  if (!Number.isFinite(total)) return none;
+  if (!Number.isFinite(total) || total <= 1) return none; // <= n: the share, not the noise, is short
   return { need: Math.ceil(n * total), at: pick };
 }

@@ -202,7 +202,7 @@ export function findingLine(a: string, b: string, readings: Reading[]): string {
 export function amountAt(x: number, unit: string): string {
   const v = Math.abs(x);
   if (unit === "n") return `${fmtG(v)} sample${v === 1 ? "" : "s"}`;
-  return `${fmtG(v * 100, 2)}%`;
+  return `${fmtG(Number(fmtG(v * 100, 2)), 6)}%`; // two digits, never "1e+02%"
 }
 
 /** Python's ``f"{int(x):,}"``: the integer part, with thousands separated by commas. */

@@ -201,7 +201,7 @@ def _matrices(pg, root=""):
     return pg.evaluate(
         """(root) => Object.fromEntries([...document.querySelectorAll(root + ' section')]
         .map((s) => [s.dataset.family, [...s.querySelectorAll('table tr')].slice(1).map((row) =>
-            [...row.querySelectorAll('td')].slice(1).map((td) => td.dataset.verdict ?? null))]))""",
+            [...row.querySelectorAll('td')].slice(1).map((td) => td.dataset.point ?? null))]))""",
         root,
     )
 
@@ -243,8 +243,8 @@ def test_large_tree_in_the_explorer_and_the_report(large_tree, tmp_path):
         page.wait_for_function("window.__ready === true")
         page.wait_for_selector("section[data-family=vendi] table td[data-verdict]")
         assert _matrices(page) == _expected(full)
-        cell = page.locator('td[data-verdict="bounds overlap"]').first
-        assert cell.inner_text().startswith("≬")
+        cell = page.locator('td[data-point="bounds overlap"]').first
+        assert cell.inner_text() == "–" and cell.get_attribute("data-verdict") == "no uncertainty"
         assert "values are" in cell.get_attribute("title")
         text = page.locator(".dp-summary").inner_text()
         assert "bounds overlap in vendi" in text

@@ -193,9 +193,10 @@ def test_without_uncertainty_no_verdict_is_supported():
 
 
 def test_n_needed_names_a_size_that_resolves_the_lead():
-    """A 3% scale difference: not distinguishable at n = 100. At the n_needed that the
-    small samples name (median over draws), about half of the draws find the lead, as a
-    size where the expected lead just meets the noise should; at a quarter of it, few do."""
+    """A 3% scale difference (average distance 3% larger): not distinguishable at n = 100.
+    Read at a draw whose lead is near the true one (from 4,000 samples per set), n_needed
+    is a size at which about half of fresh draws find the lead — the size where the
+    expected lead just meets the family-wise noise — and a quarter of it finds it rarely."""
 
     def average_distance_finding(n, seed):
         sets = _pair(np.random.default_rng(seed), n, scale_b=1.03)
@@ -204,20 +205,26 @@ def test_n_needed_names_a_size_that_resolves_the_lead():
         )
         return dp.compare(tree)["x/euclidean"].sel(set_a="B", set_b="A", family="average_distance")
 
-    small = [average_distance_finding(100, 3000 + r) for r in range(9)]
-    needs = [float(r.n_needed) for r in small if str(r.finding.values) == "not distinguishable"]
-    assert len(needs) >= 6
-    need = int(np.nanmedian(needs))
-    assert 300 < need < 20000
+    big = _pair(np.random.default_rng(1), 4000, scale_b=1.03)
+    true_lead = 1 - np.mean(cdist(big["A"][:2000], big["A"][2000:])) / np.mean(
+        cdist(big["B"][:2000], big["B"][2000:])
+    )
+    small = [average_distance_finding(100, 3000 + r) for r in range(12)]
+    open_ = [r for r in small if str(r.finding.values) == "not distinguishable"]
+    assert len(open_) >= 9  # at n = 100 the lead is mostly below the noise
+    # At the true effect size, with the noise the small draws measure: the size they imply.
+    noise = float(np.nanmedian([float(r.noise_at) for r in small]))
+    need = int(100 * (noise / (true_lead - 0.01)) ** 2)
+    reported = [float(r.n_needed) for r in open_ if np.isfinite(float(r.n_needed))]
+    assert need / 3 < np.median(reported) < 3 * need, (need, reported)
     at_need = [str(average_distance_finding(need, 4000 + r).finding.values) for r in range(12)]
     at_quarter = [
         str(average_distance_finding(max(need // 4, 20), 5000 + r).finding.values)
         for r in range(12)
     ]
     hit, hit_quarter = at_need.count("dominates"), at_quarter.count("dominates")
-    assert 3 <= hit <= 11, at_need
-    assert hit_quarter <= 3, at_quarter
-    assert hit > hit_quarter
+    assert 3 <= hit <= 10, (need, at_need)
+    assert hit_quarter <= 3, (need, at_quarter)
 
 
 def test_samples_needed_is_none_when_the_other_side_also_leads():

@@ -186,7 +186,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
             ds[f"{fam}_boot"].attrs.get("kind") == "multiplier" if got.boot is not None else False
         )
         fam_scales, fam_caps = (np.ones(S), np.ones(S)) if multiplier else (scales, caps)
-        if got.boot is not None and np.isfinite(fam_scales).all():
+        if _has_spread(got.boot) and np.isfinite(fam_scales).all():
             raw = got.boot[..., keep]
             centred = [
                 centred_replicates(raw[k], vals[k], fam_scales[k], fam_caps[k]) for k in range(S)
@@ -194,9 +194,11 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
             sds = [rule.replicate_sd(c) for c in centred]
             z_found = rule.familywise_z(centred, found_level)
             attrs[f"finding_z_{fam}"] = z_found
-        attrs[f"uncertainty_{fam}"] = str(
-            ds.attrs.get(f"uncertainty_{fam}", "none" if centred is None else "replicates")
-        )
+        how = str(ds.attrs.get(f"uncertainty_{fam}", "none" if got.boot is None else "replicates"))
+        if got.boot is not None and centred is None:
+            how = "none: its replicates never vary (too few samples to resample, or a count "
+            how += "that resampling cannot move)"
+        attrs[f"uncertainty_{fam}"] = how
         axis, step = family.axis, family.rule.step
         for i in range(S):
             for j in range(S):

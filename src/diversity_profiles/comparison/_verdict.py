@@ -633,6 +633,6 @@ def samples_needed(
     rest = np.sort(behind[ok])[::-1]
     worst = float(rest[k - 1]) if rest.size >= k else 0.0
     need = max(float(ahead[pick]), worst if np.isfinite(worst) else np.inf)
-    if not np.isfinite(need):
+    if not np.isfinite(need) or need <= 1.0:  # <= n: the share, not the noise, is short
         return float("nan"), -1
     return float(np.ceil(n * need)), pick

@@ -208,7 +208,7 @@ def amount_at(x: float, unit: str) -> str:
     x = abs(x)
     if unit == "n":
         return f"{fmt_g(x)} sample{'' if x == 1 else 's'}"
-    return f"{fmt_g(x * 100, 2)}%"
+    return f"{fmt_g(float(fmt_g(x * 100, 2)), 6)}%"  # two digits, never "1e+02%"
 
 
 def needed_note(a: str, b: str, readings: Sequence[Reading]) -> str | None:

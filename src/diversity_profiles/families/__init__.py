@@ -49,6 +49,7 @@ from ._vendi import (
     vendi_log_influence,
     vendi_score,
     vendi_score_dual,
+    vendi_without_groups,
 )
 
 __all__ = [
@@ -92,4 +93,5 @@ __all__ = [
     "vendi_log_influence",
     "vendi_score",
     "vendi_score_dual",
+    "vendi_without_groups",
 ]

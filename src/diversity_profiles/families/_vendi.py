@@ -372,9 +372,11 @@ def vendi_log_influence(lam: np.ndarray, shares: np.ndarray, qs: np.ndarray) -> 
     the influences over n is the delta method's standard error of the plug-in estimate.
     q = 0 (the rank, a count) has none: NaN.
 
-    >>> lam, shares = np.array([0.5, 0.5]), np.array([[1.0, 0.0], [0.0, 1.0]])
-    >>> vendi_log_influence(lam, shares, np.array([1.0, 2.0, np.inf])).round(12).tolist()
-    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    Two samples alike in every respect have equal influences, hence zero:
+
+    >>> lam, shares = kernel_eigen_shares(np.array([[1.0, 0.5], [0.5, 1.0]]), "example")
+    >>> np.abs(vendi_log_influence(lam, shares, np.array([1.0, 2.0, np.inf]))).max() < 1e-12
+    np.True_
     """
     total = float(np.sum(lam))  # 1 for a unit diagonal; the shares follow lam's scale
     lam = np.asarray(lam, dtype=np.float64) / total
@@ -393,4 +395,48 @@ def vendi_log_influence(lam: np.ndarray, shares: np.ndarray, qs: np.ndarray) -> 
         else:
             power = float(np.sum(lam**q))
             out[:, k] = q / (1.0 - q) * (shares @ lam ** (q - 1.0) - power) / power
+    return out
+
+
+def vendi_without_groups(
+    groups: list[np.ndarray],
+    qs: np.ndarray,
+    *,
+    K: np.ndarray | None = None,
+    X: np.ndarray | None = None,
+) -> np.ndarray:
+    """Vendi scores at ``qs`` of the set with each group of samples left out (groups × qs),
+    from the kernel K, or for unit rows X from the d × d covariance less the group's part.
+
+    The grouped jackknife's values: ``(g - 1)/g sum_k (VS_(k) - mean)^2`` estimates the
+    score's variance, and unlike the delta method it sees what removing samples does to the
+    small eigenvalues that low orders weigh (the delta method is 10-20% short there at
+    n = 150-200 on clustered data, tests/test_findings.py).
+
+    >>> X = np.eye(4)
+    >>> vendi_without_groups([np.array([0]), np.array([1, 2])], np.array([1.0]), X=X).tolist()
+    [[3.0], [2.0]]
+    """
+    from scipy.linalg import eigvalsh
+
+    qs = np.asarray(qs, dtype=np.float64)
+    out = np.empty((len(groups), qs.size))
+    if X is not None:
+        X = np.asarray(X, dtype=np.float64)
+        n = X.shape[0]
+        C = X.T @ X
+    else:
+        assert K is not None
+        n = K.shape[0]
+    for k, drop in enumerate(groups):
+        keep = np.setdiff1d(np.arange(n), drop)
+        if X is not None:
+            part = X[drop]
+            raw = eigvalsh((C - part.T @ part) / keep.size, check_finite=False)
+            size = max(keep.size, X.shape[1])
+        else:
+            raw = eigvalsh(K[np.ix_(keep, keep)] / keep.size, check_finite=False)
+            size = keep.size
+        lam = clean_spectrum(raw, "vendi (grouped jackknife)", size)
+        out[k] = vendi_from_spectrum(lam, qs)
     return out
