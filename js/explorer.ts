@@ -2,6 +2,7 @@
 // extension): one panel per family, live domain sliders,
 // dominance matrices and a plain-language summary for the current domains.
 // Every label is user data and is written with textContent, never as HTML.
+import { DIFFERENCE_STYLE } from "./difference";
 import { createExplainPanels, EXPLAIN_STYLE } from "./explain_panels";
 import { bind, readFamily, type ExplorerSpec, type Model } from "./model";
 import { createPanel, type Panel } from "./panel";
@@ -67,7 +68,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   // Without a kernel nothing can compute more grid points: no buttons that do nothing.
   root.classList.toggle("dp-offline", model.live === false);
   const style = document.createElement("style");
-  style.textContent = STYLE + EXPLAIN_STYLE;
+  style.textContent = STYLE + EXPLAIN_STYLE + DIFFERENCE_STYLE;
   const heading = document.createElement("h3");
   const chooser = document.createElement("select");
   chooser.setAttribute("aria-label", "condition");
@@ -198,7 +199,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
           status.textContent = `asking Python for more ${family} points…`;
           model.set("extend_request", { family, side, nonce: Date.now() });
           model.save_changes();
-        });
+        }, data.envelope, spec.permutation ?? null);
       grid.append(panel.el);
       return { panel, fam, data, centred: centredOf(fam, data.curves, ruleContext(spec)) };
     });

@@ -50,5 +50,16 @@ export function readFamily(buffer: DataView, fam: FamilySpec, nSets: number) {
     curves.push({ values: row(fam.values, k)!, lower: row(fam.lower, k), upper: row(fam.upper, k),
       boot: boot(k), bounds: lo && hi ? [lo, hi] as [Float64Array, Float64Array] : null });
   }
-  return { grid, curves };
+  // dp.permutation_test's chance envelopes, one (pair, grid) row per unordered pair.
+  const env = fam.envelope ?? null;
+  const envelope: PairEnvelope[] = env === null ? [] : env.pairs.map(([a, b], k) => ({
+    a, b, band: row(env.offset, k)!, pHolm: env.p_holm[k] ?? null }));
+  return { grid, curves, envelope };
+}
+
+/** The chance envelope of one unordered pair of sets (a < b) and its Holm p-value. */
+export interface PairEnvelope {
+  a: number; b: number;
+  band: Float64Array; // per grid point: |A − B| that relabelling alone reaches (the level)
+  pHolm: number | null;
 }

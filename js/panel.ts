@@ -4,8 +4,10 @@
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
 import { PALETTE } from "./constants";
+import { createDifference } from "./difference";
 import { dataX, type PointDetail } from "./explain_panels";
-import type { FamilySpec } from "./model";
+import type { FamilySpec, PairEnvelope } from "./model";
+import type { Permutation } from "./traits";
 import { readingOf, symbolOf, uncertaintyReason, type Curve, type PairResult } from "./pairs";
 import { amount, neededNote, percent } from "./wording";
 import { NO_UNCERTAINTY, NOT_DISTINGUISHABLE, type Finding } from "./verdict";
@@ -107,7 +109,9 @@ export interface Panel {
 export function createPanel(fam: FamilySpec, sets: string[], condition: string, grid: Float64Array,
                             curves: Curve[], onRange: () => void, onReady: () => void,
                             onPick: (set: string) => void,
-                            onExtend: (family: string, side: "low" | "high") => void): Panel {
+                            onExtend: (family: string, side: "low" | "high") => void,
+                            envelope: PairEnvelope[] = [],
+                            permutation: Permutation | null = null): Panel {
   const el = document.createElement("section");
   el.className = "dp-panel";
   el.dataset.family = fam.name;
@@ -121,6 +125,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   let destroyed = false;
   let lastPairs: PairResult[] = [];
   let chosen = new Set<string>();
+  // Two highlighted sets and a permutation test: their difference against chance (difference.ts).
+  const difference = createDifference(fam, sets, grid, curves, envelope, permutation);
 
   /** Crossing rules for the pairs in view: all pairs, or those among highlighted sets. */
   function drawCrossings() {
@@ -188,6 +194,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   }
   function showRange() {
     label.textContent = `${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
+    difference.show(chosen, lo, hi);
     if (view) {
       view.data("domain", domainRow());
       view.runAsync();
@@ -236,7 +243,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       drawCrossings();
       onReady();
     });
-    el.append(chart, sliders);
+    el.append(chart, sliders, difference.el);
   } else {
     const title = document.createElement("h4");
     title.textContent = fam.long_name;
@@ -287,6 +294,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     },
     highlight(selected: Set<string>) {
       chosen = selected;
+      difference.show(chosen, lo, hi);
       if (!view || fam.parameter === null) return;
       view.data("curves", rowsOf(fam, sets, grid, curves, selected));
       view.runAsync();
@@ -295,6 +303,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     destroy() {
       destroyed = true;
       cleanups.forEach((f) => f());
+      difference.destroy();
       view?.finalize();
       el.remove();
     },

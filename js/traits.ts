@@ -9,6 +9,23 @@ export interface ExtendRequest {
   nonce: number;
 }
 
+export interface Envelope {
+  /** offset of the (pair, grid) row-major envelopes in curves */
+  offset: number;
+  /** the sets (indices a < b into ExplorerSpec.sets) of each row */
+  pairs: ([number, number])[];
+  /** each pair's permutation p-value, Holm-adjusted (dp.permutation_test's p_holm) */
+  p_holm: (number | null)[];
+}
+
+export interface Permutation {
+  n_permutations: number;
+  /** the envelope's quantile (0.95), if the test says */
+  level: number | null;
+  /** what p_holm is adjusted over (the test's own words) */
+  holm: string;
+}
+
 export interface FamilySpec {
   name: string;
   parameter: string | null;
@@ -53,6 +70,8 @@ export interface FamilySpec {
   finding_z?: number | null;
   /** what the family's uncertainty is, or why it has none (compare's uncertainty_<family>) */
   uncertainty?: string;
+  /** dp.permutation_test's chance envelope on this grid, if the explorer was given one */
+  envelope?: Envelope | null;
 }
 
 export interface ExplorerSpec {
@@ -71,6 +90,8 @@ export interface ExplorerSpec {
   finding_level?: number | null;
   /** how many families have replicates (the Bonferroni factor of step 8) */
   finding_families?: number;
+  /** the permutation test the explorer was given for this condition, if any */
+  permutation?: Permutation | null;
 }
 
 export interface ExplainSample {

@@ -458,24 +458,27 @@ export function samplesNeeded(d: Num, sd: Num, z: number, m: Num, n: number,
   }
   if (behindCount >= need || !anyAhead) return none;
   const ahead = new Float64Array(K);
-  const behind: number[] = [];
+  const behind = new Float64Array(K);
   for (let k = 0; k < K; k++) {
     ahead[k] = ok[k] && lead[k] > m[k] ? (z * sd[k] / (lead[k] - m[k])) ** 2 : Infinity;
-    // z = 0 with no room gives 0 / 0 = NaN here, as in numpy
-    if (ok[k]) behind.push((z * sd[k] / Math.max(lead[k] + m[k], 0)) ** 2);
+    const b = (z * sd[k] / Math.max(lead[k] + m[k], 0)) ** 2;
+    behind[k] = Number.isNaN(b) ? Infinity : b; // 0 / 0: no noise and no room, unbounded
   }
   // numpy's stable argsort (no NaN can occur in ``ahead``)
   const order = Array.from({ length: K }, (_, k) => k)
     .sort((i, j) => (ahead[i] < ahead[j] ? -1 : ahead[i] > ahead[j] ? 1 : i - j));
   const pick = order[need - 1];
   if (!Number.isFinite(ahead[pick])) return none;
-  // All but fewer than ``need`` points must not be possibly behind: numpy's sort (NaN
-  // last), reversed, so NaN comes first.
-  const rest = behind.sort((x, y) =>
-    Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : Number.isNaN(y) ? -1 : x < y ? -1 : x > y ? 1 : 0)
-    .reverse();
-  const worst = rest.length >= need ? rest[need - 1] : 0;
-  const total = Math.max(ahead[pick], Number.isFinite(worst) ? worst : Infinity);
+  // All but fewer than ``need`` points must not be possibly behind; the need and the point
+  // read are the binding one of the two (numpy's stable argsort of -behind over ok points).
+  const byNeed = Array.from({ length: K }, (_, k) => k).filter((k) => ok[k])
+    .sort((i, j) => (behind[i] > behind[j] ? -1 : behind[i] < behind[j] ? 1 : i - j));
+  let total = ahead[pick];
+  let at = pick;
+  if (byNeed.length >= need && behind[byNeed[need - 1]] > total) {
+    at = byNeed[need - 1];
+    total = behind[at];
+  }
   if (!Number.isFinite(total) || total <= 1) return none; // <= n: the share, not the noise, is short
-  return { need: Math.ceil(n * total), at: pick };
+  return { need: Math.ceil(n * total), at };
 }

@@ -66,13 +66,18 @@ class DiversityProfilesAccessor:
         return plot_profiles(self._tree, condition, crossings=crossings)
 
     def explore(
-        self, condition: str | None = None, profiler: Profiler | None = None
+        self,
+        condition: str | None = None,
+        profiler: Profiler | None = None,
+        permutation: xr.DataTree | None = None,
     ) -> ProfileExplorer:
         """The interactive explorer widget for a condition (the first by default);
-        pass the :class:`~diversity_profiles.Profiler` behind the tree to extend grids."""
+        pass the :class:`~diversity_profiles.Profiler` behind the tree to extend grids,
+        and ``permutation=dp.permutation_test(tree, profiler)`` to draw, for two
+        highlighted sets, their difference against its chance envelope."""
         from .display import ProfileExplorer
 
-        return ProfileExplorer(self._tree, condition, profiler=profiler)
+        return ProfileExplorer(self._tree, condition, profiler=profiler, permutation=permutation)
 
     def report(self, path, **kwargs) -> Path:
         """A self-contained offline HTML report (see :func:`diversity_profiles.report`)."""

@@ -604,7 +604,8 @@ def samples_needed(
     The noise falls as ``1/sqrt(n)``. The leader (the side ahead beyond the margin on more
     points) must be confidently ahead on ``min_share`` of the points, each needing
     ``n (z sd / (lead - m))^2``, and not possibly behind on the rest, each needing
-    ``n (z sd / (lead + m))^2``; the estimate is the larger of the two needs.
+    ``n (z sd / (lead + m))^2``; the estimate is the larger of the two needs, read at the
+    point that sets it.
 
     >>> samples_needed(np.array([0.02]), np.array([0.01]), 3.0, np.array([0.0]), 200, 0.05)
     (450.0, 0)
@@ -629,10 +630,14 @@ def samples_needed(
     pick = int(order[k - 1])
     if not np.isfinite(ahead[pick]):
         return float("nan"), -1
-    # all but fewer than k points must not be possibly behind
-    rest = np.sort(behind[ok])[::-1]
-    worst = float(rest[k - 1]) if rest.size >= k else 0.0
-    need = max(float(ahead[pick]), worst if np.isfinite(worst) else np.inf)
+    # All but fewer than k points must not be possibly behind; the need and the point read
+    # are the binding one of the two (0 / 0, no noise and no room, counts as unbounded).
+    behind = np.where(np.isnan(behind), np.inf, behind)
+    idx = np.flatnonzero(ok)
+    by_need = idx[np.argsort(-behind[idx], kind="stable")]
+    need, at = float(ahead[pick]), pick
+    if by_need.size >= k and behind[by_need[k - 1]] > need:
+        need, at = float(behind[by_need[k - 1]]), int(by_need[k - 1])
     if not np.isfinite(need) or need <= 1.0:  # <= n: the share, not the noise, is short
         return float("nan"), -1
-    return float(np.ceil(n * need)), pick
+    return float(np.ceil(n * need)), at

@@ -1,7 +1,7 @@
 """The foundation every layer stands on: input checks, progress bars, time and memory
 budgets, escaping of untrusted text, and named representations. Imports numpy only."""
 
-from ._budget import plan_repeats
+from ._budget import PROGRESS_AFTER_S, plan_repeats
 from ._escaping import (
     ScriptSafeEncoder,
     display_labels,
@@ -38,6 +38,7 @@ __all__ = [
     "ESTIMATE",
     "EXACT",
     "MATRIX_RTOL",
+    "PROGRESS_AFTER_S",
     "STRENGTH",
     "Representation",
     "ScriptSafeEncoder",

@@ -16,7 +16,7 @@ import traitlets
 from ..pipeline import FAMILIES, conditions_of
 from ._constants import BUNDLE, MIME_TYPE
 from ._explain_view import explanation_payload
-from ._payload import pack_condition, standalone_payload
+from ._payload import pack_condition, permutation_nodes, standalone_payload
 from ._static import static_view
 
 if TYPE_CHECKING:
@@ -47,6 +47,11 @@ class ProfileExplorer(anywidget.AnyWidget):
         The :class:`~diversity_profiles.Profiler` that computed ``tree``. With it the
         view offers "more ▶" buttons that compute more grid points of extendable
         families from its prepared matrices; without it they are hidden.
+    permutation : xarray.DataTree, optional
+        The result of :func:`~diversity_profiles.permutation_test` on ``tree``. When two
+        sets are highlighted, each family's panel then draws their difference against
+        the chance envelope (the difference relabelling the pooled samples alone
+        produces, per grid point) with the pair's Holm-adjusted p-value.
 
     Attributes
     ----------
@@ -74,7 +79,12 @@ class ProfileExplorer(anywidget.AnyWidget):
     explain_request = traitlets.Dict().tag(sync=True)
 
     def __init__(
-        self, tree, condition: str | None = None, profiler: Profiler | None = None, **kwargs
+        self,
+        tree,
+        condition: str | None = None,
+        profiler: Profiler | None = None,
+        permutation: xr.DataTree | None = None,
+        **kwargs,
     ) -> None:
         if not BUNDLE.exists():
             raise FileNotFoundError(
@@ -89,9 +99,15 @@ class ProfileExplorer(anywidget.AnyWidget):
                 f"The 'condition' argument of ProfileExplorer must be one of {paths}. "
                 f"Got {condition!r}."
             )
+        self._tested = permutation_nodes(permutation, tree, paths, "ProfileExplorer")
+        self._permutation = permutation
         self._tree = tree
         self._profiler = profiler
-        spec, curves = pack_condition(tree[condition].to_dataset(), self._can_extend(condition))
+        spec, curves = pack_condition(
+            tree[condition].to_dataset(),
+            self._can_extend(condition),
+            permutation=self._tested.get(condition),
+        )
         super().__init__(
             spec=spec,
             curves=curves,
@@ -115,7 +131,9 @@ class ProfileExplorer(anywidget.AnyWidget):
         if not hasattr(self, "_tree"):
             return
         spec, curves = pack_condition(
-            self._tree[change["new"]].to_dataset(), self._can_extend(change["new"])
+            self._tree[change["new"]].to_dataset(),
+            self._can_extend(change["new"]),
+            permutation=self._tested.get(change["new"]),
         )
         with self.hold_sync():
             self.domains = {}
@@ -148,7 +166,9 @@ class ProfileExplorer(anywidget.AnyWidget):
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         # One compare for the chart, the summary and the payload (display/_static.py).
-        view = static_view(self._tree, self.condition, conditions=self.conditions)
+        view = static_view(
+            self._tree, self.condition, conditions=self.conditions, permutation=self._permutation
+        )
         data.update(view.mimebundle())
         return bundle
 
@@ -201,16 +221,26 @@ class ProfileExplorer(anywidget.AnyWidget):
             )
             return
         self.status = f"computing {family} at {points} more {fam.parameter} values…"
+        test = self._tested.get(self.condition)
+        lost = False
         try:
             self._tree = profiler.extend(self._tree, family, side, points)
             grown = self._tree[self.condition].to_dataset()
-            spec, packed = pack_condition(grown, can_extend=True)
+            spec, packed = pack_condition(grown, can_extend=True, permutation=test)
+            # The test's envelope is on the old grid: the grown family shows none.
+            lost = test is not None and f"envelope_{family}" in test.data_vars
             domains = dict(self.domains)
             domains[family] = [float(grown[fam.parameter].min()), float(grown[fam.parameter].max())]
             with self.hold_sync():
                 self.spec, self.curves, self.domains = spec, packed, domains
         finally:
             self.status = ""
+        if lost:
+            self.status = (
+                f"{family}'s grid grew, so the permutation test's chance envelope (computed on "
+                f"the old grid) is no longer drawn; rerun dp.permutation_test(explorer.tree, "
+                f"profiler) and pass it as permutation= to see it again."
+            )
 
     @property
     def tree(self) -> xr.DataTree:

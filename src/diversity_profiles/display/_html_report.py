@@ -15,6 +15,7 @@ from ..core import script_json
 from ..files import GENERATOR_META, check_output, write_atomic
 from ..pipeline import FAMILIES, conditions_of
 from ._constants import BUNDLE
+from ._payload import permutation_nodes
 from ._static import static_view
 
 _PAGE = """<!doctype html>
@@ -50,7 +51,13 @@ window.__dpReady = true;
 
 
 def report(
-    tree, path, *, condition: str | None = None, overwrite: bool = False, title: str | None = None
+    tree,
+    path,
+    *,
+    condition: str | None = None,
+    overwrite: bool = False,
+    title: str | None = None,
+    permutation=None,
 ) -> Path:
     """Write an interactive, offline HTML report of one condition of a profile tree.
 
@@ -69,6 +76,11 @@ def report(
         into place, so an interrupted write leaves nothing behind.
     title : str, optional
         The page's title.
+    permutation : xarray.DataTree, optional
+        The result of :func:`permutation_test` for this condition. The summary then
+        reports its p-values, and when two sets are highlighted each family's panel draws
+        their difference against the chance envelope (what relabelling the pooled samples
+        alone produces), with the pair's Holm-adjusted p-value.
 
     Returns
     -------
@@ -82,6 +94,7 @@ def report(
         raise ValueError(
             f"The 'condition' argument of report must be one of {paths}. Got {condition!r}."
         )
+    tested = permutation_nodes(permutation, tree, [condition], "report")
     ds = tree[condition].to_dataset()
     rows = [("condition", condition)]
     rows += [(k, str(v)) for k, v in ds.attrs.items()]
@@ -104,9 +117,18 @@ def report(
                     f"({grid.size} points): {ds[dim].attrs.get('domain', '')}",
                 )
             )
+    if condition in tested:
+        test = tested[condition]
+        rows.append(
+            (
+                "permutation test",
+                f"{int(test.attrs.get('n_permutations', 0))} relabellings per pair "
+                f"(dp.permutation_test); {test.attrs.get('p_holm', 'Holm-adjusted p-values')}",
+            )
+        )
     # One compare for the chart, the summary and the payload (display/_static.py); the
     # page's explorer carries this condition only.
-    view = static_view(tree, condition, conditions=[condition])
+    view = static_view(tree, condition, conditions=[condition], permutation=permutation)
     condition_rows = "".join(
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows
     )

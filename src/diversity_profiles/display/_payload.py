@@ -11,12 +11,19 @@ The view words findings (verdict rule step 8) as :func:`compare` does, for any d
 the user narrows to; the one thing it cannot recompute is the family-wise ``z`` (drawn
 from random recombinations of the replicates), so each family carries compare's ``z``
 for the full grid, valid (conservatively) on every narrower domain.
+
+Given a :func:`permutation_test` of the condition, each family with a parameter also
+carries its chance envelope for every unordered pair (``envelope_<family>``: the
+difference that relabelling the pooled samples alone produces, per grid point) and the
+pair's Holm-adjusted p-value; the view draws them beside the observed difference when two
+sets are highlighted. :func:`permutation_nodes` checks the test against the profiles.
 """
 
 from __future__ import annotations
 
 import base64
 import math
+import re
 
 import numpy as np
 
@@ -39,14 +46,139 @@ def _finite_or_none(x) -> float | None:
     return float(x) if x is not None and math.isfinite(float(x)) else None
 
 
-def pack_condition(ds, can_extend: bool = False, comparison=None) -> tuple[dict, bytes]:
+_RERUN = "rerun dp.permutation_test(tree, profiler) on the profiles you show"
+
+
+def tested_conditions(permutation) -> dict:
+    """Condition path -> Dataset of each permutation test in ``permutation`` (its nodes
+    holding ``p_holm``; empty for None). No checks: see :func:`permutation_nodes`."""
+    if permutation is None:
+        return {}
+    return {
+        str(node.attrs.get("condition", node.path.strip("/"))): node.to_dataset()
+        for node in permutation.subtree
+        if "p_holm" in node.data_vars
+    }
+
+
+def permutation_nodes(permutation, tree, conditions: list[str], func: str) -> dict:
+    """The ``permutation`` argument of ``func`` checked against the profiles it is shown
+    with; returns :func:`tested_conditions`.
+
+    It must be a DataTree made by :func:`permutation_test`, of conditions among
+    ``conditions`` (those the display shows), with the profiles' set labels, families
+    and grids, and at least one chance envelope. Each failure names the argument and
+    the fix.
+    """
+    import xarray as xr
+
+    if permutation is None:
+        return {}
+    if not isinstance(permutation, xr.DataTree):
+        raise TypeError(
+            f"The 'permutation' argument of {func} takes the DataTree returned by "
+            f"dp.permutation_test(tree, profiler). Got {type(permutation).__name__}."
+        )
+    tested = tested_conditions(permutation)
+    if not tested:
+        raise ValueError(
+            f"The 'permutation' tree passed to {func} holds no permutation test (no node with "
+            f"p_holm); pass the result of dp.permutation_test(tree, profiler)."
+        )
+    for path, test in tested.items():
+        if path not in conditions:
+            raise ValueError(
+                f"The 'permutation' argument of {func} is a test of condition {path!r}, which "
+                f"this display does not show ({', '.join(map(repr, conditions))}); pass the "
+                f"test of the condition shown, or choose condition={path!r}."
+            )
+        ds = tree[path].to_dataset()
+        sets = [str(s) for s in ds["set"].values]
+        tested_sets = [str(s) for s in test["set_a"].values] if "set_a" in test.coords else []
+        if sorted(tested_sets) != sorted(sets):
+            raise ValueError(
+                f"The 'permutation' argument of {func} tested the sets {tested_sets} of "
+                f"{path!r}, but these profiles hold {sets}; {_RERUN}."
+            )
+        envelopes = [v for v in test.data_vars if str(v).startswith("envelope_")]
+        if not envelopes:
+            raise ValueError(
+                f"The 'permutation' argument of {func} holds no chance envelope "
+                f"(envelope_<family>) for {path!r}: it tested no family with a parameter, or "
+                f"was made by an older diversity-profiles; {_RERUN}, with at least one "
+                f"family with a parameter."
+            )
+        for var in envelopes:
+            name = str(var).removeprefix("envelope_")
+            if name not in ds.data_vars:
+                raise ValueError(
+                    f"The 'permutation' argument of {func} tested {name!r}, which the profiles "
+                    f"of {path!r} do not hold; {_RERUN}."
+                )
+            dim = test[var].dims[-1]
+            grid, ours = test[dim].values, ds[dim].values if dim in ds.coords else None
+            if ours is None or not np.array_equal(grid, ours):
+                raise ValueError(
+                    f"The 'permutation' argument of {func} was run on another {dim} grid for "
+                    f"{name!r} ({grid.size} points) than these profiles of {path!r} have "
+                    f"({0 if ours is None else ours.size} points; e.g. the grid was extended or "
+                    f"profiled again with other n_points); {_RERUN}."
+                )
+    return tested
+
+
+def _envelope_level(test) -> float | None:
+    """The envelope's quantile: its ``level`` attribute, else read from its note."""
+    for var in test.data_vars:
+        if str(var).startswith("envelope_"):
+            attrs = test[var].attrs
+            if "level" in attrs:
+                return _finite_or_none(attrs["level"])
+            found = re.search(r"\bthe ([0-9]*\.?[0-9]+) quantile", str(attrs.get("note", "")))
+            return float(found.group(1)) if found else None
+    return None
+
+
+def _envelope(test, ds, fam, sets: list[str], put) -> dict | None:
+    """One family's envelopes for every unordered pair that has one, on this grid only (a
+    grid grown since the test, by extend, gets none)."""
+    var = f"envelope_{fam.name}"
+    if test is None or fam.parameter is None or var not in test.data_vars:
+        return None
+    if not np.array_equal(test[fam.parameter].values, ds[fam.parameter].values):
+        return None
+    env = test[var]
+    pairs, rows, p = [], [], []
+    for a in range(len(sets)):
+        for b in range(a + 1, len(sets)):
+            row = np.asarray(env.sel(set_a=sets[a], set_b=sets[b]).values, dtype=np.float64)
+            if not np.isfinite(row).any():
+                continue
+            pairs.append([a, b])
+            rows.append(row)
+            held = "p_holm" in test and fam.name in test["family"].values
+            p.append(
+                _finite_or_none(test["p_holm"].sel(set_a=sets[a], set_b=sets[b], family=fam.name))
+                if held
+                else None
+            )
+    if not pairs:
+        return None
+    return {"offset": put(np.stack(rows)), "pairs": pairs, "p_holm": p}
+
+
+def pack_condition(
+    ds, can_extend: bool = False, comparison=None, permutation=None
+) -> tuple[dict, bytes]:
     """The ``spec`` and ``curves`` traits for one condition's Dataset.
 
     Each family carries the registry's display facts (symbol, axis title, band
     kind, ...), so the JavaScript names no family. ``can_extend``: a profiler
     stands behind the view, so extendable families may grow their grid.
     ``comparison``: this condition's node of :func:`compare` (its ``finding_*`` and
-    ``uncertainty_*`` attributes), computed here when not given.
+    ``uncertainty_*`` attributes), computed here when not given. ``permutation``: this
+    condition's node of :func:`permutation_test` (checked by :func:`permutation_nodes`):
+    each family with a parameter then carries its chance envelopes and Holm p-values.
     """
     if comparison is None:
         comparison = condition_comparison(ds)
@@ -111,6 +243,7 @@ def pack_condition(ds, can_extend: bool = False, comparison=None) -> tuple[dict,
                         ds.attrs.get(f"uncertainty_{fam.name}", default_uncertainty),
                     )
                 ),
+                "envelope": _envelope(permutation, ds, fam, sets, put),
             }
         )
     spec = {
@@ -129,12 +262,19 @@ def pack_condition(ds, can_extend: bool = False, comparison=None) -> tuple[dict,
         "finding_families": int(
             told.get("finding_families", sum(f["replicate_kind"] is not None for f in families))
         ),
+        "permutation": None
+        if permutation is None or not any(f["envelope"] for f in families)
+        else {
+            "n_permutations": int(permutation.attrs.get("n_permutations", 0)),
+            "level": _envelope_level(permutation),
+            "holm": str(permutation.attrs.get("p_holm", "Holm-adjusted")),
+        },
     }
     return spec, np.concatenate(chunks).tobytes() if chunks else b""
 
 
 def standalone_payload(
-    tree, conditions: list[str], condition: str | None = None, comparison=None
+    tree, conditions: list[str], condition: str | None = None, comparison=None, permutation=None
 ) -> dict:
     """What the explorer needs to run without a kernel, as JSON.
 
@@ -142,12 +282,16 @@ def standalone_payload(
     ``js/standalone.ts``. Each condition carries its ``spec`` and its ``curves``
     (base64 of little-endian float64), so the condition selector works offline too.
     ``comparison``: :func:`compare` of ``tree``, when the caller has it (else each
-    condition is compared here).
+    condition is compared here). ``permutation``: a :func:`permutation_test` tree, already
+    checked by the caller (:func:`permutation_nodes`); its conditions carry envelopes.
     """
+    tested = tested_conditions(permutation)
     packed = {}
     for path in conditions:
         node = None if comparison is None else comparison[path].to_dataset()
-        spec, curves = pack_condition(tree[path].to_dataset(), comparison=node)
+        spec, curves = pack_condition(
+            tree[path].to_dataset(), comparison=node, permutation=tested.get(path)
+        )
         packed[path] = {
             "spec": spec,
             "curves": base64.b64encode(curves).decode("ascii"),

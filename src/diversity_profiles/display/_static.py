@@ -58,7 +58,11 @@ class StaticView:
 
 
 def static_view(
-    tree: xr.DataTree, condition: str | None = None, *, conditions: list[str] | None = None
+    tree: xr.DataTree,
+    condition: str | None = None,
+    *,
+    conditions: list[str] | None = None,
+    permutation: xr.DataTree | None = None,
 ) -> StaticView:
     """Run :func:`compare` on ``tree`` once and derive every static output from it.
 
@@ -72,6 +76,10 @@ def static_view(
     conditions : list of str, optional
         The conditions the payload carries (its selector offers them); every condition of
         the tree by default.
+    permutation : xarray.DataTree, optional
+        A :func:`permutation_test` of ``tree`` (checked by the caller with
+        :func:`~._payload.permutation_nodes`): the summary reports its p-values and the
+        payload carries its chance envelopes.
 
     Returns
     -------
@@ -83,7 +91,8 @@ def static_view(
 
     paths = conditions_of(tree)
     condition = condition or paths[0]
-    comparison = compare(tree)  # once: the chart's crossings and the summary read it
+    # once: the chart's crossings and the summary read it
+    comparison = compare(tree, permutation=permutation)
     chart = plot_profiles(tree, condition, comparison=comparison)
     return StaticView(
         condition=condition,
@@ -91,6 +100,10 @@ def static_view(
         markdown=summary(comparison),
         text=summary(comparison, markdown=False),
         payload=standalone_payload(
-            tree, paths if conditions is None else conditions, condition, comparison=comparison
+            tree,
+            paths if conditions is None else conditions,
+            condition,
+            comparison=comparison,
+            permutation=permutation,
         ),
     )

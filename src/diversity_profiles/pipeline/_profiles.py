@@ -31,6 +31,7 @@ from ._condition import Condition
 from ._large import engine
 from ._plan import Plan
 from ._registry import FAMILIES, Family
+from ._resampling import HALF_SAMPLE_METHOD, MULTIPLIER_METHOD
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -113,9 +114,6 @@ def _estimates(cond: Condition, plan: Plan, fams: list[Family]) -> dict:
     return out
 
 
-HALF_SAMPLE_METHOD = "subsampling without replacement, m = n/2, scaled by sqrt(m/(n-m))"
-
-
 def _store_half_samples(
     cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, repeats, show
 ):
@@ -138,20 +136,29 @@ def _store_half_samples(
         with warnings.catch_warnings():  # replicates without a pair: NaN bands, no noise
             warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
             lower, upper = resampling.bands(est, values, unc.ci, scales, full / half)
-        dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
-        role = {"family": fam.name, "ci": unc.ci, "method": HALF_SAMPLE_METHOD}
-        data_vars[f"{var}_ci_lower"] = (dims, lower, {**role, "role": "ci_lower"})
-        data_vars[f"{var}_ci_upper"] = (dims, upper, {**role, "role": "ci_upper"})
-        data_vars[f"{var}_boot"] = (
-            ("set", "boot", *dims[1:]),
-            values,
-            {
-                "family": fam.name,
-                "role": "replicates",
-                "method": HALF_SAMPLE_METHOD,
-                "kind": "half-sample",
-            },
-        )
+        _store_replicates(data_vars, var, fam, unc.ci, values, lower, upper, "half-sample")
+
+
+#: Per kind of replicate: its dimension and how it was made (the variables' attributes).
+REPLICATE_KINDS = {
+    "half-sample": ("boot", HALF_SAMPLE_METHOD),
+    "multiplier": ("draw", MULTIPLIER_METHOD),
+}
+
+
+def _store_replicates(data_vars, var, fam, ci, values, lower, upper, kind: str) -> None:
+    """``<var>_ci_lower``/``_ci_upper`` (pointwise bands) and ``<var>_boot`` (replicates)."""
+    dim, method = REPLICATE_KINDS[kind]
+    dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
+    role = {"family": fam.name, "ci": ci, "method": method}
+    shape = (values.shape[0], *values.shape[2:])
+    data_vars[f"{var}_ci_lower"] = (dims, lower.reshape(shape), {**role, "role": "ci_lower"})
+    data_vars[f"{var}_ci_upper"] = (dims, upper.reshape(shape), {**role, "role": "ci_upper"})
+    data_vars[f"{var}_boot"] = (
+        ("set", dim, *dims[1:]),
+        values,
+        {**role, "role": "replicates", "kind": kind},
+    )
 
 
 def _add_uncertainty(
@@ -226,7 +233,7 @@ def _auto_uncertainty(
     others when enough of them fit in a time proportional to the plain profile's; what
     each family got is its variables' ``uncertainty`` attribute and the node's
     ``uncertainty_<family>``."""
-    from ..core import plan_repeats
+    from ..core import PROGRESS_AFTER_S, available_memory_bytes
     from . import _resampling as resampling
 
     notes: dict = {"n_boot": "auto", "ci": unc.ci, "bootstrap_seed": unc.seed}
@@ -241,27 +248,10 @@ def _auto_uncertainty(
         ones = np.ones(len(cond.sets))
         for var, reps in draws.items():
             est, _, fam = estimates[var]
-            lower, upper = resampling.bands(
-                est.reshape(reps.shape[0], -1), reps, unc.ci, ones, ones
-            )
-            dims = ("set",) + (() if fam.parameter is None else (fam.parameter,))
-            role = {"family": fam.name, "ci": unc.ci, "method": resampling.MULTIPLIER_METHOD}
-            shape = est.shape
-            data_vars[f"{var}_ci_lower"] = (
-                dims,
-                lower.reshape(shape),
-                {**role, "role": "ci_lower"},
-            )
-            data_vars[f"{var}_ci_upper"] = (
-                dims,
-                upper.reshape(shape),
-                {**role, "role": "ci_upper"},
-            )
-            data_vars[f"{var}_boot"] = (
-                ("set", "draw", *dims[1:]),
-                reps.reshape(reps.shape[0], reps.shape[1], *shape[1:]),
-                {**role, "role": "replicates", "kind": "multiplier"},
-            )
+            flat = est.reshape(reps.shape[0], -1)
+            lower, upper = resampling.bands(flat, reps, unc.ci, ones, ones)
+            reps = reps.reshape(reps.shape[0], reps.shape[1], *est.shape[1:])
+            _store_replicates(data_vars, var, fam, unc.ci, reps, lower, upper, "multiplier")
             covered.add(fam.name)
             per_fam[fam.name] = f"multiplier draws ({resampling.MULTIPLIER_DRAWS})"
     rest = [f for f in fams if f.bootstrapped and f.name not in covered and not plan.large(f.name)]
@@ -273,18 +263,10 @@ def _auto_uncertainty(
         resampling.half_samples(cond, plan, rest, 1, unc.seed, unc.common_n)
         once = max(time.perf_counter() - start, 1e-6)
         repeats = int(min(AUTO_REPEATS, budget // once))
+        if per_rep * repeats > 0.5 * available_memory_bytes():
+            repeats = 0  # the default never asks for memory it cannot have
         if repeats >= AUTO_MIN_REPEATS:
-            show = (
-                plan_repeats(
-                    lambda: None,
-                    repeats,
-                    arg="n_boot",
-                    func=FUNC,
-                    max_seconds=None,
-                    result_bytes=per_rep * repeats,
-                )
-                or once * repeats > 5.0
-            )
+            show = once * repeats > PROGRESS_AFTER_S
             _store_half_samples(cond, plan, rest, estimates, unc, data_vars, repeats, show)
             methods = [resampling.MULTIPLIER_METHOD] * bool(covered) + [HALF_SAMPLE_METHOD]
             notes.update(half_samples=repeats, ci_method="; ".join(methods))

@@ -199,6 +199,8 @@ def bands(
     return lower, upper
 
 
+#: How half-sample replicates are made, as recorded on their variables.
+HALF_SAMPLE_METHOD = "subsampling without replacement, m = n/2, scaled by sqrt(m/(n-m))"
 #: Multiplier draws kept per set and family by the default uncertainty (``n_boot="auto"``).
 MULTIPLIER_DRAWS = 200
 #: How multiplier replicates are made, as recorded on their variables.
