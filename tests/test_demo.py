@@ -13,6 +13,7 @@ it a crossing, and must say what it dismissed.
 
 import re
 
+import numpy as np
 import xarray as xr
 
 from diversity_profiles import demo
@@ -41,35 +42,36 @@ def test_demo_summary_leads_with_findings_and_reports_no_negligible_crossing(tmp
     pairs = [k for k, line in enumerate(summary) if line.startswith("- ")]
     assert len(pairs) == 3
     first = [summary[k] for k in pairs]
-    assert first[0].startswith("- 3 classes ≻ 1 class in vendi, magnitude, average_distance; ")
+    # What the samples support: the set with more classes ahead in some families, and never
+    # the set with fewer classes first, nor a crossing, with confidence.
     assert re.match(
-        rf"- 10 classes ≻ 1 class in vendi, magnitude, {circles}energy, average_distance", first[1]
+        r"- 3 classes ≻ 1 class in (\w+, )*magnitude, (\w+, )*average_distance", first[0]
     )
-    assert first[2].startswith(
-        "- 10 classes ≻ 3 classes in vendi; not distinguishable in magnitude"
-    )
-    for line in first:  # never the fewer classes first, nor a crossing, with confidence
+    assert re.match(r"- 10 classes ≻ 1 class in (\w+, )*magnitude, ", first[1])
+    if circles:  # 78 against 12 circles at the middle threshold: a lead replicates confirm
+        assert "circles" in first[1].split(";")[0]
+    for line in first:
         assert not re.search(r"1 class ≻|3 classes ≻ 10|families disagree| cross in ", line)
-    # Under each pair: leads not yet supported (with the samples that would resolve them),
-    # then the point verdicts of these samples.
-    assert re.match(
-        r"  - not yet supported — magnitude: 10 classes leads by [\d.]+% at t ≈ [\d.]+ "
-        r"\(noise ±[\d.]+%\); about [\d,]+ samples per set would resolve it",
-        summary[pairs[2] + 1],
+    # Under each pair: leads not yet supported, with the samples per set that would resolve
+    # them (always more than the 150 there are), then the point verdicts of these samples.
+    notes = [line for line in summary if line.startswith("  - not yet supported — ")]
+    assert notes and all(
+        re.search(
+            r"\(noise ±[\d.]+(%| samples?)\); about [\d,]+ samples per set would resolve it", n
+        )
+        for n in notes
     )
     for k in pairs:
-        notes = summary[k + 1 : k + 3]
-        assert any(line.startswith("  - these samples (no confidence): ") for line in notes)
+        after = summary[k + 1 : k + 3]
+        assert any(line.startswith("  - these samples (no confidence): ") for line in after)
     assert (
         "  - these samples (no confidence): 10 classes ≻ 1 class on every family where they "
         "differ (tied in richness)"
     ) in summary
     res = xr.open_datatree(out).dp.compare()["pixels/euclidean"]
-    assert str(res.finding.sel(set_a="10 classes", set_b="1 class", family="vendi").values) == (
-        "dominates"
-    )
-    need = res.n_needed.sel(set_a="10 classes", set_b="3 classes", family="magnitude")
-    assert 150 < float(need) < 10_000
+    need = res.n_needed.values[np.isfinite(res.n_needed.values)]
+    assert need.size >= 3 and (need > 150).all()
+    assert (res.finding.values[np.isfinite(res.n_needed.values)] == "not distinguishable").all()
     # The point verdicts' margin: no negligible crossing, and what it dismissed is named.
     text = "\n".join(summary)
     assert "cross in circles" not in text
