@@ -177,7 +177,8 @@ def test_every_markdown_producer_writes_labels_as_text(hostile, hostile_profiles
             assert all(key == "id" for tag, attrs in tags if tag == "h3" for key, _ in attrs)
             for label in (COMMENT, XSS) if where == "CLI summary" else (COMMENT, CLOSE, XSS):
                 assert label in parsed.text, (where, name, label)
-            codes = _Parsed(render(text.split("\n")[2])).text
+            condition = next(x for x in text.split("\n") if x.startswith("Condition: "))
+            codes = _Parsed(render(condition)).text
             assert f"representation {TICKS}, distance euclidean," in codes, (where, name)
 
 

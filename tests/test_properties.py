@@ -43,6 +43,8 @@ def test_every_family_is_invariant_to_the_order_of_samples(family, X, data):
     perm = data.draw(st.permutations(range(len(X))))
     a, b = _profile(X, family), _profile(X[list(perm)], family)
     for name, var in a.data_vars.items():
+        if var.attrs.get("role") in ("replicates", "ci_lower", "ci_upper"):
+            continue  # random draws per sample position: invariant in distribution only
         if name == "energy" and np.isinf(var.values).any():
             assert np.array_equal(var.values, b[name].values)
             continue

@@ -180,7 +180,7 @@ def test_summary_states_conclusions_with_conditions_and_warns_on_unequal_sizes()
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(n_boot=1), r"'n_boot'.*0 or an int >= 2"),
+        (dict(n_boot=1), r"'n_boot'.*'auto'.*0.*or an int >= 2"),
         (dict(n_boot=10, ci=1.5), r"'ci'.*\(0, 1\)"),
         (dict(common_n=500), r"'common_n'.*\[2, 2\]"),
     ],

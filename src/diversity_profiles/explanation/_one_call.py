@@ -80,8 +80,9 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         average distance as U-statistics, magnitude by the jackknife) get
         200 Gaussian multiplier draws ``<family>_boot(set, draw, ...)``
         at the cost of one more pass over the matrices already formed; the others
-        (Circles, richness) get up to 60 half-sample replicates when at least 30 fit in
-        the plain profile's time (or 2 s), and none otherwise. What each family
+        (Circles, richness) get 40 half-sample replicates for sets of at most 200
+        samples, and none above (a rule on n, so a call gives the same tree on any
+        machine). What each family
         got is the node's ``uncertainty_<family>`` attribute. An int ``>= 2``: that many
         half-sample replicates of every family ``<family>_boot(set, boot, ...)``
         (subsamples of half the set without replacement, ``subsample_size``, rescaled to

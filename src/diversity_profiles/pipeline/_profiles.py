@@ -10,7 +10,6 @@ strings and numbers only, so the tree round-trips through netCDF and zarr.
 from __future__ import annotations
 
 import datetime as _dt
-import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -161,9 +160,7 @@ def _store_replicates(data_vars, var, fam, ci, values, lower, upper, kind: str) 
     )
 
 
-def _add_uncertainty(
-    cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, seconds: float
-) -> dict:
+def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars) -> dict:
     """Subsample to a common size and/or bootstrap; returns attributes to record."""
     from ..core import plan_repeats
     from . import _resampling as resampling
@@ -195,9 +192,7 @@ def _add_uncertainty(
             data_vars[f"{var}_sd"] = (dims, spread, {"family": fam.name, "role": "spread"})
         notes.update(common_n=unc.common_n, n_subsamples=unc.n_subsamples)
     if unc.n_boot == "auto":
-        notes.update(
-            _auto_uncertainty(cond, plan, fams, estimates, unc, data_vars, per_rep, seconds)
-        )
+        notes.update(_auto_uncertainty(cond, plan, fams, estimates, unc, data_vars, per_rep))
     elif unc.n_boot > 0:
         show = plan_repeats(
             lambda: resampling.half_samples(cond, plan, fams, 1, unc.seed, unc.common_n),
@@ -219,21 +214,21 @@ def _add_uncertainty(
 
 
 #: The default uncertainty's half-sample replicates (families without an influence: Circles,
-#: richness): at most AUTO_REPEATS, and none unless AUTO_MIN_REPEATS fit in its time, which
-#: is the plain profile's (at least AUTO_MIN_SECONDS): the default at most doubles the cost.
-AUTO_REPEATS, AUTO_MIN_REPEATS = 60, 30
-AUTO_TIME_FACTOR, AUTO_MIN_SECONDS = 1.0, 2.0
+#: richness): AUTO_REPEATS of them for sets of at most AUTO_HALF_SAMPLE_MAX_N samples, none
+#: above. A rule on n, not on a timing, so the same call gives the same tree on any machine;
+#: a Circles replicate costs O(n^2) per threshold (about 0.1 s per set at n = 200).
+AUTO_REPEATS, AUTO_HALF_SAMPLE_MAX_N = 40, 200
+#: ...and none for a set so small that its half-samples hold one or two points.
+AUTO_HALF_SAMPLE_MIN_N = 6
 
 
-def _auto_uncertainty(
-    cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, per_rep, seconds: float
-):
+def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, per_rep):
     """``n_boot="auto"``: multiplier draws of each sample's influence where a family has
     one (cheap: one pass over the matrices already formed), half-sample replicates for the
-    others when enough of them fit in a time proportional to the plain profile's; what
+    others when the sets are small enough (AUTO_HALF_SAMPLE_MAX_N); what
     each family got is its variables' ``uncertainty`` attribute and the node's
     ``uncertainty_<family>``."""
-    from ..core import PROGRESS_AFTER_S, available_memory_bytes
+    from ..core import available_memory_bytes
     from . import _resampling as resampling
 
     notes: dict = {"n_boot": "auto", "ci": unc.ci, "bootstrap_seed": unc.seed}
@@ -256,30 +251,26 @@ def _auto_uncertainty(
             per_fam[fam.name] = f"multiplier draws ({resampling.MULTIPLIER_DRAWS})"
     rest = [f for f in fams if f.bootstrapped and f.name not in covered and not plan.large(f.name)]
     if rest:
-        budget = max(AUTO_TIME_FACTOR * seconds, AUTO_MIN_SECONDS)
-        if unc.max_seconds is not None:
-            budget = min(budget, unc.max_seconds)
-        start = time.perf_counter()
-        resampling.half_samples(cond, plan, rest, 1, unc.seed, unc.common_n)
-        once = max(time.perf_counter() - start, 1e-6)
-        repeats = int(min(AUTO_REPEATS, budget // once))
-        if per_rep * repeats > 0.5 * available_memory_bytes():
-            repeats = 0  # the default never asks for memory it cannot have
-        if repeats >= AUTO_MIN_REPEATS:
-            show = once * repeats > PROGRESS_AFTER_S
-            _store_half_samples(cond, plan, rest, estimates, unc, data_vars, repeats, show)
-            methods = [resampling.MULTIPLIER_METHOD] * bool(covered) + [HALF_SAMPLE_METHOD]
-            notes.update(half_samples=repeats, ci_method="; ".join(methods))
-            for f in rest:
-                per_fam[f.name] = f"half-sample replicates ({repeats})"
+        sizes = [unc.common_n or item.n for item in cond.sets]
+        if min(sizes) < AUTO_HALF_SAMPLE_MIN_N:
+            why = f"half-samples of fewer than {AUTO_HALF_SAMPLE_MIN_N} samples say nothing"
+        elif max(sizes) > AUTO_HALF_SAMPLE_MAX_N:
+            why = f"the default draws half-samples only up to {AUTO_HALF_SAMPLE_MAX_N} samples"
+        elif per_rep * AUTO_REPEATS > 0.5 * available_memory_bytes():
+            why = "its half-samples would not fit in memory"
         else:
-            need = int(np.ceil(AUTO_MIN_REPEATS * once))
-            for f in rest:
-                per_fam[f.name] = (
-                    f"none: {AUTO_MIN_REPEATS} half-sample replicates would take about "
-                    f"{need} s, more than the {budget:.0f} s the default allows "
-                    f"(pass n_boot={AUTO_MIN_REPEATS} or more to run them)"
-                )
+            why = None
+            show = max(sizes) * AUTO_REPEATS > 4000  # about the size where it takes seconds
+            _store_half_samples(cond, plan, rest, estimates, unc, data_vars, AUTO_REPEATS, show)
+            methods = [MULTIPLIER_METHOD] * bool(covered) + [HALF_SAMPLE_METHOD]
+            notes.update(half_samples=AUTO_REPEATS, ci_method="; ".join(methods))
+        for f in rest:
+            per_fam[f.name] = (
+                f"half-sample replicates ({AUTO_REPEATS})"
+                if why is None
+                else f"none: {f.name} has no per-sample influence and {why} (pass "
+                f"n_boot={AUTO_REPEATS} for half-samples of every family)"
+            )
     for f in fams:
         if f.name not in per_fam and f.bootstrapped:
             per_fam[f.name] = "none: large-n method (its bounds are about this sample only)"
@@ -334,11 +325,9 @@ def _build_dataset(cond: Condition, plan: Plan, fams: list[Family], how: dict, u
     """The condition node's dataset; ``how`` says, per family, how its grid was chosen."""
     import xarray as xr
 
-    start = time.perf_counter()
     estimates = _estimates(cond, plan, fams)
-    seconds = time.perf_counter() - start
     data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
-    notes = _add_uncertainty(cond, plan, fams, estimates, unc, data_vars, seconds)
+    notes = _add_uncertainty(cond, plan, fams, estimates, unc, data_vars)
     for var, (values, attrs, fam) in estimates.items():
         dims = ("set",) if fam.parameter is None else ("set", fam.parameter)
         data_vars[var] = (dims, values, attrs)
