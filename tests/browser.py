@@ -65,8 +65,13 @@ def serve(folder: Path):
         server.server_close()
 
 
-def block_outside(page, base_url: str) -> list[str]:
-    """Abort every request not addressed to the local server; returns what was blocked."""
+#: What a page opened from disk may load: itself, and the blobs and data URLs it makes.
+LOCAL_FILE = ("file://", "blob:", "data:")
+
+
+def block_outside(page, base_url: str | tuple[str, ...]) -> list[str]:
+    """Abort every request not addressed to the local server (or, with LOCAL_FILE, not a
+    local file); returns what was blocked."""
     blocked: list[str] = []
 
     def route(r):

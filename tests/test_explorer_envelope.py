@@ -22,7 +22,7 @@ import diversity_profiles as dp
 from diversity_profiles.display._explorer import ProfileExplorer
 from diversity_profiles.display._payload import permutation_nodes
 
-from .browser import CHROMIUM, LAUNCH_ARGS
+from .browser import CHROMIUM, LAUNCH_ARGS, LOCAL_FILE, block_outside
 from .conftest import XSS
 
 PATH = "toy/euclidean"
@@ -143,16 +143,8 @@ def test_two_highlighted_sets_show_their_difference_against_chance(tested, tmp_p
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         page = browser.new_page()
-        outside, errors, dialogs = [], [], []
-
-        def route(r):
-            if r.request.url.startswith(("file://", "blob:", "data:")):
-                r.continue_()
-            else:
-                outside.append(r.request.url)
-                r.abort()
-
-        page.route("**/*", route)
+        errors, dialogs = [], []
+        outside = block_outside(page, LOCAL_FILE)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(path.as_uri())

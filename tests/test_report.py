@@ -5,7 +5,14 @@ from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
 
-from .browser import CHROMIUM, LAUNCH_ARGS, compare_as_the_view_does, summary_lines
+from .browser import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    LOCAL_FILE,
+    block_outside,
+    compare_as_the_view_does,
+    summary_lines,
+)
 from .conftest import XSS
 
 
@@ -41,16 +48,7 @@ def test_report_opens_offline_and_stays_interactive(tree, tmp_path, monkeypatch)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         page = browser.new_page()
-        outside = []
-
-        def route(r):
-            if r.request.url.startswith(("file://", "blob:", "data:")):
-                r.continue_()
-            else:
-                outside.append(r.request.url)
-                r.abort()
-
-        page.route("**/*", route)
+        outside = block_outside(page, LOCAL_FILE)
         page.goto(path.as_uri())
         page.wait_for_function("window.__dpReady === true")
         page.wait_for_selector("#explorer section[data-family=magnitude] svg .mark-line path")

@@ -186,16 +186,18 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
             ds[f"{fam}_boot"].attrs.get("kind") == "multiplier" if got.boot is not None else False
         )
         fam_scales, fam_caps = (np.ones(S), np.ones(S)) if multiplier else (scales, caps)
-        if _has_spread(got.boot) and np.isfinite(fam_scales).all():
+        varies = _has_spread(got.boot)
+        if got.boot is not None and np.isfinite(fam_scales).all():
             raw = got.boot[..., keep]
             centred = [
                 centred_replicates(raw[k], vals[k], fam_scales[k], fam_caps[k]) for k in range(S)
             ]
-            sds = [rule.replicate_sd(c) for c in centred]
-            z_found = rule.familywise_z(centred, found_level)
-            attrs[f"finding_z_{fam}"] = z_found
+            if varies:  # a finding needs replicates that vary (step 8)
+                sds = [rule.replicate_sd(c) for c in centred]
+                z_found = rule.familywise_z(centred, found_level)
+                attrs[f"finding_z_{fam}"] = z_found
         how = str(ds.attrs.get(f"uncertainty_{fam}", "none" if got.boot is None else "replicates"))
-        if got.boot is not None and centred is None:
+        if got.boot is not None and not varies:
             how = "none: its replicates never vary (too few samples to resample, or a count "
             how += "that resampling cannot move)"
         attrs[f"uncertainty_{fam}"] = how
@@ -254,6 +256,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     confident[i, j, f] = rule.confident_verdict(
                         theta, lo, hi, m, axis, step, min_share
                     )
+                if centred is not None and varies:
                     with np.errstate(invalid="ignore"):
                         d = np.where(a == b, 0.0, a - b)
                         sd = np.sqrt(sds[i] ** 2 + sds[j] ** 2)
