@@ -29,15 +29,14 @@ def test_demo_summary_leads_with_findings_and_reports_no_negligible_crossing(tmp
     assert demo.main(["-o", str(out)]) == 0
     text = capsys.readouterr().out
     node = xr.open_datatree(out)["pixels/euclidean"]
-    # Circles and richness get half-sample replicates only when they fit in the plain
-    # profile's time (a busy machine may skip them); the influence families always have draws.
+    # Influences for four families, 40 half-samples for Circles and richness (150 <= 200).
     assert {node.attrs[f"uncertainty_{f}"] for f in ("vendi", "magnitude", "energy")} == {
         "multiplier draws (200)"
     }
-    circles = "" if node.attrs["uncertainty_circles"].startswith("none") else "circles, "
+    assert node.attrs["uncertainty_circles"] == "half-sample replicates (40)"
     summary = text[text.index("### pixels/euclidean") :].splitlines()
     assert summary[1:3] == ["", FIRST]
-    assert any(line.startswith("No finding in circles") for line in summary) == (not circles)
+    assert not any(line.startswith("No finding in circles") for line in summary)
     assert "\\" not in "\n".join(summary)  # plain text for the terminal, no Markdown escapes
     pairs = [k for k, line in enumerate(summary) if line.startswith("- ")]
     assert len(pairs) == 3
@@ -48,8 +47,8 @@ def test_demo_summary_leads_with_findings_and_reports_no_negligible_crossing(tmp
         r"- 3 classes ≻ 1 class in (\w+, )*magnitude, (\w+, )*average_distance", first[0]
     )
     assert re.match(r"- 10 classes ≻ 1 class in (\w+, )*magnitude, ", first[1])
-    if circles:  # 78 against 12 circles at the middle threshold: a lead replicates confirm
-        assert "circles" in first[1].split(";")[0]
+    # 78 against 12 circles at the middle threshold: a lead its replicates confirm
+    assert "circles" in first[1].split(";")[0]
     for line in first:
         assert not re.search(r"1 class ≻|3 classes ≻ 10|families disagree| cross in ", line)
     # Under each pair: leads not yet supported, with the samples per set that would resolve
