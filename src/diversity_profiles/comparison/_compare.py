@@ -497,7 +497,7 @@ def _with_permutation(nodes: dict, permutation) -> dict:
             f"The 'permutation' tree passed to {FUNC} holds no permutation test (no node with "
             f"p_holm); pass the result of dp.permutation_test(tree, profiler)."
         )
-    unknown = sorted(set(tested) - set(nodes))
+    unknown = sorted(str(c) for c in set(tested) - set(nodes))
     if unknown:
         raise ValueError(
             f"The permutation test passed to {FUNC} is of condition(s) {unknown}, not in this "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import math
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,8 +32,11 @@ from ..comparison import MIN_SHARE, bounds_of, compare
 from ..pipeline import curves
 from ._explain_view import explanation_payload
 
+if TYPE_CHECKING:
+    import xarray as xr
 
-def condition_comparison(ds):
+
+def condition_comparison(ds: xr.Dataset) -> xr.Dataset | None:
     """:func:`compare` of one condition's Dataset (None with fewer than two sets: no pairs,
     so no findings)."""
     import xarray as xr

@@ -435,6 +435,7 @@ def vendi_without_groups(
             raw = eigvalsh((C - part.T @ part) / keep.size, check_finite=False)
             size = max(keep.size, X.shape[1])
         else:
+            assert K is not None
             raw = eigvalsh(K[np.ix_(keep, keep)] / keep.size, check_finite=False)
             size = keep.size
         lam = clean_spectrum(raw, "vendi (grouped jackknife)", size)

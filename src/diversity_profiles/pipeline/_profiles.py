@@ -191,7 +191,7 @@ def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_v
                 spread = values.std(axis=1, ddof=1) if unc.n_subsamples > 1 else values[:, 0] * 0
             data_vars[f"{var}_sd"] = (dims, spread, {"family": fam.name, "role": "spread"})
         notes.update(common_n=unc.common_n, n_subsamples=unc.n_subsamples)
-    if unc.n_boot == "auto":
+    if isinstance(unc.n_boot, str):  # "auto", checked when the call was read
         notes.update(_auto_uncertainty(cond, plan, fams, estimates, unc, data_vars, per_rep))
     elif unc.n_boot > 0:
         show = plan_repeats(
