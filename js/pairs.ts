@@ -36,6 +36,7 @@ export interface PairResult {
   // For a lead not distinguishable: samples per set that would resolve it, the parameter
   // it is read at, the lead and the family-wise noise there (samples, or relative); NaN if none.
   nNeeded: number; neededAt: number; leadAt: number; noiseAt: number;
+  leadSide: number; // +1: a leads (the side nNeeded would make confident), -1: b; NaN if none
 }
 
 /** What the rule needs besides the curves: sizes, replicate scales, level, min share. */
@@ -118,18 +119,19 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
         confident = confidentVerdict(theta, lower, upper, m, axis, fam.step, rule.minShare);
       }
       let found: Finding = NO_UNCERTAINTY;
-      const needed = { nNeeded: NaN, neededAt: NaN, leadAt: NaN, noiseAt: NaN };
+      const needed = { nNeeded: NaN, neededAt: NaN, leadAt: NaN, noiseAt: NaN, leadSide: NaN };
       if (sds && z !== null) { // step 8, as compare does it
         const d = va.map((x, k) => (x === vb[k] ? 0 : x - vb[k]));
         const sd = sds[a].map((x, k) => Math.sqrt(x ** 2 + sds[b][k] ** 2));
         found = finding(theta, d, sd, z, m, axis, fam.step, rule.minShare);
         if (found === NOT_DISTINGUISHABLE) {
-          const { need, at } = samplesNeeded(d, sd, z, m, Number.isFinite(nPair) ? nPair : 0,
+          const { need, at, side } = samplesNeeded(d, sd, z, m, Number.isFinite(nPair) ? nPair : 0,
             rule.minShare);
           if (at >= 0) {
             const scale = unit === "n" ? 1 : Math.max(Math.abs(va[at]), Math.abs(vb[at]));
             Object.assign(needed, { nNeeded: need, neededAt: theta[at],
-              leadAt: scale > 0 ? d[at] / scale : NaN, noiseAt: scale > 0 ? z * sd[at] / scale : NaN });
+              leadAt: scale > 0 ? d[at] / scale : NaN, noiseAt: scale > 0 ? z * sd[at] / scale : NaN,
+              leadSide: side });
           }
         }
       }
@@ -152,6 +154,7 @@ export function readingOf(fam: FamilySpec, pair: PairResult): Reading {
     crossings: pair.crossings, lead: pair.lead, share: pair.minorShare,
     confident: pair.confident, finding: pair.finding, n_needed: pair.nNeeded,
     needed_at: pair.neededAt, lead_at: pair.leadAt, noise_at: pair.noiseAt,
+    lead_side: pair.leadSide,
   };
 }
 

@@ -427,14 +427,15 @@ export function finding(
   return got === "uncertain" ? NOT_DISTINGUISHABLE : got;
 }
 
-export interface SamplesNeeded { need: number; at: number }
+export interface SamplesNeeded { need: number; at: number; side: number }
 
 /** Step 8: about how many samples per set would make the leading side's dominance
- *  confident, and the point its lead is read at (NaN and -1 when no point leads beyond
- *  the margin, or the other side leads beyond it on minShare of the points). */
+ *  confident, the point its lead is read at, and that side (+1: the first set, -1: the
+ *  second); NaN, -1 and NaN when no point leads beyond the margin, or the other side leads
+ *  beyond it on minShare of the points. */
 export function samplesNeeded(d: Num, sd: Num, z: number, m: Num, n: number,
                               minShare: number): SamplesNeeded {
-  const none = { need: NaN, at: -1 };
+  const none = { need: NaN, at: -1, side: NaN };
   const K = d.length;
   const ok = Array.from({ length: K }, (_, k) =>
     Number.isFinite(d[k]) && Number.isFinite(sd[k]) && sd[k] > 0);
@@ -480,5 +481,5 @@ export function samplesNeeded(d: Num, sd: Num, z: number, m: Num, n: number,
     total = behind[at];
   }
   if (!Number.isFinite(total) || total <= 1) return none; // <= n: the share, not the noise, is short
-  return { need: Math.ceil(n * total), at };
+  return { need: Math.ceil(n * total), at, side };
 }

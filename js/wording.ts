@@ -20,6 +20,8 @@ export interface Reading {
   needed_at: number; // ...read at this parameter
   lead_at: number; // a - b there (samples, or relative)
   noise_at: number; // the family-wise band's half-width there
+  /** +1 when a is the side that leads, -1 when b is (NaN or absent: the sign of lead_at) */
+  lead_side?: number;
 }
 
 /** Python's ``f"{x:.{digits}g}"``, with ∞ for infinities. */
@@ -218,11 +220,15 @@ export function neededNote(a: string, b: string, readings: Reading[]): string | 
   const notes: string[] = [];
   for (const r of readings) {
     if (r.finding !== "not distinguishable" || !Number.isFinite(r.n_needed)) continue;
-    const leader = r.lead_at > 0 ? a : b;
+    const side = Number.isFinite(r.lead_side ?? NaN) ? (r.lead_side as number) : r.lead_at > 0 ? 1 : -1;
+    const [leader, other] = side > 0 ? [a, b] : [b, a];
     const where = r.scale_free ? "" : ` at ${r.symbol} ≈ ${fmtG(r.needed_at)}`;
-    notes.push(`${r.family}: ${leader} leads by ${amountAt(r.lead_at, r.unit)}${where} ` +
-      `(noise ±${amountAt(r.noise_at, r.unit)}); about ${grouped(r.n_needed)} samples ` +
-      "per set would resolve it");
+    // The need is read where it binds, which can be where the leader is level or behind.
+    const gap = side * r.lead_at > 0 ? `${leader} leads by ${amountAt(r.lead_at, r.unit)}${where}`
+      : r.lead_at === 0 ? `${leader} leads elsewhere; level${where}`
+      : `${leader} leads elsewhere; ${other} ahead by ${amountAt(r.lead_at, r.unit)}${where}`;
+    notes.push(`${r.family}: ${gap} (noise ±${amountAt(r.noise_at, r.unit)}); about ` +
+      `${grouped(r.n_needed)} samples per set would resolve it`);
   }
   return notes.length ? `not yet supported — ${notes.join("; ")}` : null;
 }

@@ -7,12 +7,15 @@ drawn from one distribution, their power on pairs that differ, and ``n_needed`` 
 repeated draws at the size it names.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
 import diversity_profiles as dp
 from diversity_profiles.comparison import _verdict as rule
+from diversity_profiles.comparison import _wording as wording
 from diversity_profiles.families import (
     average_distance_influence,
     clean_spectrum,
@@ -230,5 +233,33 @@ def test_n_needed_names_a_size_that_resolves_the_lead():
 def test_samples_needed_is_none_when_the_other_side_also_leads():
     d = np.array([0.1, 0.1, -0.1, -0.1])
     sd = np.full(4, 0.05)
-    need, at = rule.samples_needed(d, sd, 3.0, np.zeros(4), 100, 0.05)
-    assert np.isnan(need) and at == -1
+    need, at, side = rule.samples_needed(d, sd, 3.0, np.zeros(4), 100, 0.05)
+    assert np.isnan(need) and at == -1 and np.isnan(side)
+
+
+def test_samples_needed_names_the_leader_where_the_binding_point_is_level():
+    # A leads by 1 on three points and is level on the fourth. With a margin of 0.25 the
+    # level point binds: the band there (2 × 0.5 / sqrt(n/100)) must fall under the 0.25
+    # margin, n = 100 (2 × 0.5 / 0.25)^2 = 1,600 (the lead points need 100 (1 / 0.75)^2);
+    # the leader is still A, not "whoever is ahead at the binding point" (nobody).
+    d = np.array([1.0, 1.0, 1.0, 0.0])
+    need, at, side = rule.samples_needed(d, np.full(4, 0.5), 2.0, np.full(4, 0.25), 100, 0.05)
+    assert (need, at, side) == (1600.0, 3, 1.0)
+    reading = wording.Reading(
+        "vendi",
+        "dominates",
+        symbol="q",
+        finding="not distinguishable",
+        n_needed=need,
+        needed_at=4.0,
+        lead_at=0.0,
+        noise_at=0.05,
+        lead_side=side,
+    )
+    note = wording.needed_note("A", "B", [reading])
+    assert note == (
+        "not yet supported — vendi: A leads elsewhere; level at q ≈ 4 (noise ±5%); about "
+        "1,600 samples per set would resolve it"
+    )
+    behind = wording.needed_note("A", "B", [replace(reading, lead_at=-0.002)])
+    assert "vendi: A leads elsewhere; B ahead by 0.2% at q ≈ 4" in behind

@@ -210,13 +210,14 @@ def expected(case, theta, a, b):
             d = np.where(a == b, 0.0, a - b)
             sd = np.sqrt(sd_a**2 + sd_b**2)
         z = case["z"]
-        need, at = rule.samples_needed(d, sd, z, m, case["n"], case["min_share"])
+        need, at, side = rule.samples_needed(d, sd, z, m, case["n"], case["min_share"])
         out.update(
             sd_a=sd_a,
             sd_b=sd_b,
             finding=rule.finding(theta, d, sd, z, m, case["axis"], case["step"], case["min_share"]),
             n_needed=[need],
             needed_at=at,
+            lead_side=[side],
         )
     return out
 
@@ -321,6 +322,7 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
             assert js["finding"] == want["finding"]
             np.testing.assert_allclose(js["n_needed"], want["n_needed"], rtol=1e-9)
             assert js["needed_at"] == want["needed_at"]
+            np.testing.assert_array_equal(js["lead_side"], want["lead_side"])
             seen["finding"].add(want["finding"])
             seen["needed"].add(bool(np.isfinite(want["n_needed"][0])))
             seen["unbounded"] += bool(np.isnan(want["sd_a"]).any())

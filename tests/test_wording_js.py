@@ -127,8 +127,11 @@ def _finding_of(rng, k: int, f: int, verdict: str, scale_free: bool) -> dict:
         out.update(
             n_needed=float(rng.choice([12.0, 450.0, 1234567.0, 1.0])),
             needed_at=float(rng.choice([0.5, 1.25, np.inf, 0.000123])),
-            lead_at=float(rng.choice([0.0213, -0.004, 1.0, -3.0, 0.5])),
+            lead_at=float(rng.choice([0.0213, -0.004, 1.0, -3.0, 0.5, 0.0])),
             noise_at=float(rng.choice([0.05, 0.0009, 2.0, 1.0])),
+            # The leading side, which the binding point's lead need not show (NaN: a
+            # comparison made before lead_side, read from the sign of lead_at).
+            lead_side=float(rng.choice([1.0, -1.0, np.nan])),
         )
     return out
 
@@ -158,7 +161,7 @@ def _jsonable(case):
             "crossings": [_enc(x) for x in r.crossings],
             **{
                 key: _enc(getattr(r, key))
-                for key in ("lead", "n_needed", "needed_at", "lead_at", "noise_at")
+                for key in ("lead", "n_needed", "needed_at", "lead_at", "noise_at", "lead_side")
             },
         }
         for r in case["readings"]

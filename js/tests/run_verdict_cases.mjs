@@ -58,7 +58,7 @@ const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
     Object.assign(result, {
       sd_a: Array.from(sdA), sd_b: Array.from(sdB),
       finding: rule.finding(theta, d, sd, c.z, m, c.axis, c.step, c.min_share),
-      n_needed: [needed.need], needed_at: needed.at,
+      n_needed: [needed.need], needed_at: needed.at, lead_side: [needed.side],
     });
   }
   return result;

@@ -10,7 +10,7 @@ const revive = (x) => (x === "inf" ? Infinity : x === "-inf" ? -Infinity : x ===
 const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
   const readings = c.readings.map((r) => ({ ...r, lead: revive(r.lead),
     n_needed: revive(r.n_needed), needed_at: revive(r.needed_at), lead_at: revive(r.lead_at),
-    noise_at: revive(r.noise_at), crossings: r.crossings.map(revive) }));
+    noise_at: revive(r.noise_at), lead_side: revive(r.lead_side), crossings: r.crossings.map(revive) }));
   return {
     intro: w.findingIntro(c.level, c.without, c.banded),
     rules: w.ruleLines(c.margins, c.min_share, c.bounded),

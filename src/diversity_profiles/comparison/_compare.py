@@ -153,7 +153,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     findings = np.full((S, S, F), rule.NO_UNCERTAINTY, dtype=object)
     for k in range(S):
         findings[k, k, :] = "tied"
-    needed = np.full((4, S, S, F), np.nan)  # n per set, at theta, lead and noise there
+    needed = np.full((5, S, S, F), np.nan)  # n per set, at theta, lead, noise there, side
     n_banded = sum(1 for name in fams if _has_spread(curves[name].boot))
     minor = np.full((2, S, S, F), np.nan)  # dismissed side's lead and share
     ci = float(ds.attrs.get("ci", 0.95))
@@ -264,7 +264,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                         theta, d, sd, z_found, m, axis, step, min_share
                     )
                     if findings[i, j, f] == rule.NOT_DISTINGUISHABLE:
-                        need, at = rule.samples_needed(d, sd, z_found, m, n_pair, min_share)
+                        need, at, side = rule.samples_needed(d, sd, z_found, m, n_pair, min_share)
                         if at >= 0:
                             scale = (
                                 1.0
@@ -276,6 +276,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                                 theta[at],
                                 d[at] / scale if scale > 0 else np.nan,
                                 z_found * sd[at] / scale if scale > 0 else np.nan,
+                                side,
                             )
                 if param is None:
                     shares[i, j, f] = float(s[0] > 0)
@@ -365,6 +366,15 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                 dims,
                 needed[3],
                 {"note": "the family-wise band's half-width there, in the unit of lead_at"},
+            ),
+            "lead_side": (
+                dims,
+                needed[4],
+                {
+                    "note": "+1 where set_a is the side that leads (the one n_needed would "
+                    "make confident), -1 where set_b is; lead_at, read at the binding point, "
+                    "can be level or behind"
+                },
             ),
             "crossings": ((*dims, "crossing"), cross, {"note": "NaN-padded crossing parameters"}),
             "n_crossings": (dims, counts),

@@ -61,6 +61,7 @@ NEEDED = {
     "needed_at": "n_needed_at",
     "lead_at": "lead_at",
     "noise_at": "noise_at",
+    "lead_side": "lead_side",
 }
 
 

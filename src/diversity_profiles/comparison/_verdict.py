@@ -595,11 +595,14 @@ def finding(
 
 def samples_needed(
     d: np.ndarray, sd: np.ndarray, z: float, m: np.ndarray, n: float, min_share: float
-) -> tuple[float, int]:
+) -> tuple[float, int, float]:
     """Step 8: about how many samples per set would make the leading side's dominance
-    confident, and the point its lead is read at (NaN and -1 when no point leads beyond
-    the margin, or the other side leads beyond it on ``min_share`` of the points: no
-    dominance to resolve).
+    confident, the point its lead is read at, and that side (+1: the first set, -1: the
+    second); NaN, -1 and NaN when no point leads beyond the margin, or the other side leads
+    beyond it on ``min_share`` of the points: no dominance to resolve.
+
+    The point read is the binding one, which need not be where the leader is ahead: the
+    side says who leads, the difference there need not.
 
     The noise falls as ``1/sqrt(n)``. The leader (the side ahead beyond the margin on more
     points) must be confidently ahead on ``min_share`` of the points, each needing
@@ -608,7 +611,7 @@ def samples_needed(
     point that sets it.
 
     >>> samples_needed(np.array([0.02]), np.array([0.01]), 3.0, np.array([0.0]), 200, 0.05)
-    (450.0, 0)
+    (450.0, 0, 1.0)
     """
     d = np.asarray(d, dtype=np.float64)
     sd = np.asarray(sd, dtype=np.float64)
@@ -616,20 +619,20 @@ def samples_needed(
     ok = np.isfinite(d) & np.isfinite(sd) & (sd > 0)
     usable = int(np.sum(ok))
     if usable == 0:
-        return float("nan"), -1
+        return float("nan"), -1, float("nan")
     gap = np.where(ok, d, 0.0)
     side = 1.0 if np.sum(gap > m) >= np.sum(-gap > m) else -1.0
     lead = side * gap
     k = max(1, int(np.ceil(min_share * usable)))
     if np.sum(ok & (lead < -m)) >= k or not np.any(ok & (lead > m)):
-        return float("nan"), -1
+        return float("nan"), -1, float("nan")
     with np.errstate(invalid="ignore", divide="ignore"):
         ahead = np.where(ok & (lead > m), (z * sd / (lead - m)) ** 2, np.inf)
         behind = np.where(ok, (z * sd / np.maximum(lead + m, 0.0)) ** 2, 0.0)
     order = np.argsort(ahead, kind="stable")
     pick = int(order[k - 1])
     if not np.isfinite(ahead[pick]):
-        return float("nan"), -1
+        return float("nan"), -1, float("nan")
     # All but fewer than k points must not be possibly behind; the need and the point read
     # are the binding one of the two (0 / 0, no noise and no room, counts as unbounded).
     behind = np.where(np.isnan(behind), np.inf, behind)
@@ -639,5 +642,5 @@ def samples_needed(
     if by_need.size >= k and behind[by_need[k - 1]] > need:
         need, at = float(behind[by_need[k - 1]]), int(by_need[k - 1])
     if not np.isfinite(need) or need <= 1.0:  # <= n: the share, not the noise, is short
-        return float("nan"), -1
-    return float(np.ceil(n * need)), at
+        return float("nan"), -1, float("nan")
+    return float(np.ceil(n * need)), at, side

@@ -36,6 +36,8 @@ class Reading:
     needed_at: float = math.nan  # ...read at this parameter
     lead_at: float = math.nan  # a - b there (samples, or relative)
     noise_at: float = math.nan  # the family-wise band's half-width there
+    #: +1 when a is the side that leads, -1 when b is (NaN: read the sign of lead_at)
+    lead_side: float = math.nan
 
 
 def fmt_g(x: float, digits: int = 3) -> str:
@@ -218,12 +220,21 @@ def needed_note(a: str, b: str, readings: Sequence[Reading]) -> str | None:
     for r in readings:
         if r.finding != "not distinguishable" or not math.isfinite(r.n_needed):
             continue
-        leader = a if r.lead_at > 0 else b
+        side = r.lead_side if math.isfinite(r.lead_side) else (1.0 if r.lead_at > 0 else -1.0)
+        leader, other = (a, b) if side > 0 else (b, a)
         where = "" if r.scale_free else f" at {r.symbol} ≈ {fmt_g(r.needed_at)}"
+        # The need is read where it binds, which can be where the leader is level or behind.
+        if side * r.lead_at > 0:
+            gap = f"{leader} leads by {amount_at(r.lead_at, r.unit)}{where}"
+        elif r.lead_at == 0:
+            gap = f"{leader} leads elsewhere; level{where}"
+        else:
+            gap = (
+                f"{leader} leads elsewhere; {other} ahead by {amount_at(r.lead_at, r.unit)}{where}"
+            )
         notes.append(
-            f"{r.family}: {leader} leads by {amount_at(r.lead_at, r.unit)}{where} "
-            f"(noise ±{amount_at(r.noise_at, r.unit)}); about {int(r.n_needed):,} samples "
-            "per set would resolve it"
+            f"{r.family}: {gap} (noise ±{amount_at(r.noise_at, r.unit)}); about "
+            f"{int(r.n_needed):,} samples per set would resolve it"
         )
     return "not yet supported — " + "; ".join(notes) if notes else None
 
