@@ -151,10 +151,12 @@ export function findingIntro(level: number, without: [string, string][], banded:
   if (banded === 0) {
     const why = [...new Set(without.map(([, how]) => how))].sort(byCodePoint).join("; ") ||
       "no replicates";
+    // The default's own reasons say what to change; only a switched-off one needs this.
+    const advice = why.includes("n_boot=0") ? "; profile with n_boot='auto' (the default) for findings" : "";
     return [
       "**No verdict is supported**: these profiles carry no sampling uncertainty " +
         `(${why}). The verdicts below describe these samples only, not the sources ` +
-        "they were drawn from; profile with n_boot='auto' (the default) for findings.",
+        `they were drawn from${advice}.`,
     ];
   }
   const lines = [

@@ -310,3 +310,17 @@ def test_a_crafted_file_cannot_put_markup_in_the_summary(tmp_path):
     html = RENDERERS["mistune"](crafted.dp.summary())
     assert "<img" not in html and not any(a for _, a in _Parsed(html).tags)
     assert f"distance e`{XSS}, Vendi kernel: {XSS} " in _Parsed(html).text
+
+
+def test_a_plain_summary_writes_labels_as_they_are():
+    label = "set_[1]*`x`"
+    tree = dp.profiles(
+        {label: [[1.0], [2.0], [3.0]], "B": [[0.0], [4.0]]},
+        representation="line",
+        distance="euclidean",
+        n_points=12,
+    )
+    plain = tree.dp.summary(markdown=False)
+    assert f"{label} and B" in plain or f"B and {label}" in plain
+    assert "\\[" not in plain and "\\*" not in plain  # no Markdown escapes in plain text
+    assert "\\[" in tree.dp.summary()  # ...which the Markdown summary does need

@@ -70,7 +70,18 @@ def make_cases():
                 "readings": readings,
                 "level": float(rng.choice([0.95, 0.9, 0.5])),
                 "without": [
-                    [r.family, str(rng.choice(["n_boot=0", "large-n method", "no replicates"]))]
+                    [
+                        r.family,
+                        str(
+                            rng.choice(
+                                [
+                                    "n_boot=0",
+                                    "large-n method; its bounds are about this sample only",
+                                    "no replicates",
+                                ]
+                            )
+                        ),
+                    ]
                     for r in readings
                     if r.finding == "no uncertainty"
                 ],

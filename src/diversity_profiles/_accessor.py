@@ -85,9 +85,11 @@ class DiversityProfilesAccessor:
 
         return report(self._tree, path, **kwargs)
 
-    def summary(self, **kwargs) -> str:
-        """Markdown conclusions with their conditions (compares first if needed)."""
+    def summary(self, *, markdown: bool = True, **kwargs) -> str:
+        """Markdown conclusions with their conditions (compares first if needed, with
+        ``kwargs`` passed to :func:`compare`); ``markdown=False`` writes labels as they are,
+        for a terminal or a page that escapes text itself."""
         from .comparison import summary
 
         tree = self._tree if comparison_paths(self._tree) else self.compare(**kwargs)
-        return summary(tree)
+        return summary(tree, markdown=markdown)

@@ -156,10 +156,14 @@ def finding_intro(level: float, without: Sequence[tuple[str, str]], banded: int)
     supported; ``without`` lists (family, why) for families with no uncertainty."""
     if banded == 0:
         why = "; ".join(sorted({how for _, how in without})) or "no replicates"
+        # The default's own reasons say what to change; only a switched-off one needs this.
+        advice = (
+            "; profile with n_boot='auto' (the default) for findings" if "n_boot=0" in why else ""
+        )
         return [
             f"**No verdict is supported**: these profiles carry no sampling uncertainty "
             f"({why}). The verdicts below describe these samples only, not the sources "
-            "they were drawn from; profile with n_boot='auto' (the default) for findings."
+            f"they were drawn from{advice}."
         ]
     lines = [
         f"Findings hold with {percent(level)} confidence for every pair, point and family "

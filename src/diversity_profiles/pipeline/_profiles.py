@@ -268,12 +268,12 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
             per_fam[f.name] = (
                 f"half-sample replicates ({AUTO_REPEATS})"
                 if why is None
-                else f"none: {f.name} has no per-sample influence and {why} (pass "
-                f"n_boot={AUTO_REPEATS} for half-samples of every family)"
+                else f"none: {f.name} has no per-sample influence and {why}; pass "
+                f"n_boot={AUTO_REPEATS} for half-samples of every family"
             )
     for f in fams:
         if f.name not in per_fam and f.bootstrapped:
-            per_fam[f.name] = "none: large-n method (its bounds are about this sample only)"
+            per_fam[f.name] = "none: large-n method; its bounds are about this sample only"
     if covered and "ci_method" not in notes:
         notes["ci_method"] = resampling.MULTIPLIER_METHOD
     notes.update({f"uncertainty_{name}": how for name, how in per_fam.items()})
