@@ -18,6 +18,7 @@ import { readFamily, type Model } from "./model";
 import type {
   Explanation, ExplainSample, ExplorerSpec, SetCategories, SetWitnesses, WitnessKind,
 } from "./traits";
+import { decodeDomain } from "./domains";
 
 const TABS = [["witnesses", "Witnesses"], ["distances", "Distances"],
   ["categories", "Categories"], ["convergence", "Convergence"]] as const;
@@ -369,7 +370,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     const chosen = model.get("domains") ?? {};
     const rows: object[] = [];
     for (const dom of d.domains) {
-      const slider = chosen[dom.family];
+      const slider = decodeDomain(chosen[dom.family]);
       let lo = dom.lower;
       let hi = dom.upper;
       let what = `full grid (${dom.mapping})`;

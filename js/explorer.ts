@@ -12,6 +12,8 @@ import {
 import { MARGIN, PALETTE } from "./constants";
 import { NO_UNCERTAINTY } from "./verdict";
 import { findingIntro, pairBlock, ruleLines, type Reading } from "./wording";
+import { decodeDomain, encodeBound } from "./domains";
+import type { Domain } from "./traits";
 
 const STYLE = `
 .dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
@@ -115,11 +117,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   }
 
   function pushDomains() {
-    const domains: Record<string, [number, number]> = {};
+    const domains: Record<string, Domain> = {};
     for (const { panel, fam, data } of panels) {
       if (fam.parameter === null) continue;
       const [lo, hi] = panel.range();
-      domains[fam.name] = [data.grid[lo], data.grid[hi]];
+      domains[fam.name] = [encodeBound(data.grid[lo]), encodeBound(data.grid[hi])];
     }
     model.set("domains", domains);
     model.save_changes();
@@ -128,7 +130,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   function applyDomains() {
     const domains = model.get("domains") ?? {};
     for (const { panel, fam, data } of panels) {
-      const d = domains[fam.name];
+      const d = decodeDomain(domains[fam.name]);
       if (!d) continue;
       const g = data.grid;
       let lo = 0;

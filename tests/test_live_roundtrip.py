@@ -97,3 +97,51 @@ def test_slider_reaches_the_kernel_and_the_kernel_reaches_the_slider(lab):
         page.keyboard.press("Shift+Enter")
         page.wait_for_function(f"document.querySelector('{slider}').value === '0'", timeout=20_000)
         browser.close()
+
+
+def test_vendi_domain_to_q_infinity_and_back_keeps_kernel_and_view_in_step(lab):
+    # Vendi's grid ends at q = ∞, which JSON cannot carry as a number: the lower handle is
+    # sent to the end (q = ∞) and back, and the kernel must hold what the view shows each
+    # time, with no error (it raised a TypeError on every move when ∞ arrived as null).
+    url, root = lab
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        block_outside(page, url)
+        page.goto(f"{url}/lab/tree/live.ipynb")
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        page.wait_for_timeout(2000)
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        slider = "section[data-family=vendi] input[type=range]"
+        page.wait_for_selector("section[data-family=vendi] svg .mark-line path", timeout=90_000)
+        domains_file = root / "domains.json"
+        deadline = time.monotonic() + 30
+        while not domains_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+        def kernel_sees(want):
+            deadline = time.monotonic() + 20
+            seen = None
+            while time.monotonic() < deadline:
+                seen = json.loads(domains_file.read_text()).get("vendi")
+                if seen == want:
+                    return True
+                time.sleep(0.2)
+            raise AssertionError(f"the kernel holds vendi {seen}, the view shows {want}")
+
+        lower = page.locator(slider).first
+        lower.focus()
+        page.keyboard.press("End")
+        kernel_sees([float("inf"), float("inf")])
+        lower.focus()
+        page.keyboard.press("Home")
+        kernel_sees([0.0, float("inf")])
+        # The view kept its upper handle at the end (q = ∞), never snapped onto the lower.
+        upper = page.locator(slider).nth(1)
+        assert upper.input_value() == upper.get_attribute("max")
+        errors = page.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+        )
+        assert errors.count() == 0, errors.all_inner_texts()
+        browser.close()

@@ -8,6 +8,8 @@ buffer, and ``domains`` / ``selected_sets`` are what the user chose.
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import TYPE_CHECKING
 
 import anywidget
@@ -18,6 +20,40 @@ from ._constants import BUNDLE, MIME_TYPE
 from ._explain_view import explanation_payload
 from ._payload import pack_condition, permutation_nodes, standalone_payload
 from ._static import static_view
+
+# JSON has no infinities (the browser's JSON.stringify writes null, Python's json writes a
+# token JSON.parse rejects), and Vendi's domain ends at q = ∞: infinite bounds travel as
+# the strings "inf" / "-inf" both ways (js/domains.ts), and are floats in Python.
+_INFINITE = {"inf": float("inf"), "-inf": float("-inf")}
+
+
+def _bound_to_json(x: float) -> float | str:
+    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+def domains_to_json(value: dict, widget=None) -> dict:
+    """The ``domains`` trait as synced: infinite bounds as "inf" / "-inf".
+
+    >>> domains_to_json({"vendi": [0.0, float("inf")]})
+    {'vendi': [0.0, 'inf']}
+    """
+    return {name: [_bound_to_json(float(x)) for x in bounds] for name, bounds in value.items()}
+
+
+def domains_from_json(value: dict, widget=None) -> dict:
+    """The ``domains`` the view sent, as floats ("inf" read back; anything else is left for
+    the trait's validation to name).
+
+    >>> domains_from_json({"vendi": [0, "inf"]})
+    {'vendi': [0, inf]}
+    """
+    return {
+        name: [_INFINITE.get(x, x) if isinstance(x, str) else x for x in bounds]
+        if isinstance(bounds, list)
+        else bounds
+        for name, bounds in (value or {}).items()
+    }
+
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -65,7 +101,7 @@ class ProfileExplorer(anywidget.AnyWidget):
     _esm = BUNDLE
     spec = traitlets.Dict().tag(sync=True)
     curves = traitlets.Bytes().tag(sync=True)
-    domains = traitlets.Dict().tag(sync=True)
+    domains = traitlets.Dict().tag(sync=True, to_json=domains_to_json, from_json=domains_from_json)
     selected_sets = traitlets.List(traitlets.Unicode()).tag(sync=True)
     condition = traitlets.Unicode().tag(sync=True)
     conditions = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -150,10 +186,17 @@ class ProfileExplorer(anywidget.AnyWidget):
                     f"domains has no family {family!r}; families with a parameter here: "
                     f"{sorted(known)}."
                 )
-            if len(bounds) != 2:
+            if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
                 raise traitlets.TraitError(
                     f"domains[{family!r}] must be [low, high]. Got {bounds!r}."
                 )
+            for x in bounds:
+                real = isinstance(x, numbers.Real) and not isinstance(x, bool)
+                if not real or math.isnan(x):
+                    raise traitlets.TraitError(
+                        f"domains[{family!r}] must be two numbers (±inf allowed), [low, high]. "
+                        f"Got {bounds!r}."
+                    )
         return {k: [float(min(v)), float(max(v))] for k, v in value.items()}
 
     def _repr_mimebundle_(self, **kwargs):
