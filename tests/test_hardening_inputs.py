@@ -124,7 +124,7 @@ def test_a_dataset_is_refused_naming_the_variable_to_pass():
 # -- 2. Names that become tree nodes ---------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["a\\b", "a/b", ".", "..", "", "  "])
+@pytest.mark.parametrize("name", ["a\\b", "a/b", ".", "..", "", "  ", "x" * 256, "é" * 128])
 def test_representation_names_that_are_not_one_node_are_refused_before_any_work(name):
     bad_set = np.full((3, 2), np.nan)  # would be refused too, had the sets been read first
     with pytest.raises(ValueError, match=r"'representation' argument of profiles names a tree"):

@@ -385,12 +385,15 @@ def check_text(value, what: str) -> str:
 #: one more separator ("a\\b" came back as the two levels "a" and "b").
 NODE_SEPARATORS = ("/", "\\")
 NODE_DOT_NAMES = (".", "..")
+#: A zarr store makes each node a directory, and file systems refuse a longer name
+#: (NAME_MAX on Linux and macOS; a 500-character name failed only when the tree was saved).
+NODE_NAME_MAX_BYTES = 255
 
 
 def check_node_name(value, arg: str, func: str) -> str:
     """A name that becomes one node of a tree path (a representation): a non-empty,
     non-blank string without ``/`` or a backslash, not ``.`` or ``..``, storable in
-    netCDF and zarr (no NUL, valid Unicode).
+    netCDF and zarr (no NUL, valid Unicode, at most 255 bytes in UTF-8).
 
     Examples
     --------
@@ -413,6 +416,15 @@ def check_node_name(value, arg: str, func: str) -> str:
             f"plain name such as 'minilm' (replace path characters with '-')."
         )
     try:
-        return check_text(value, f"The {arg!r} argument of {func}")
+        check_text(value, f"The {arg!r} argument of {func}")
     except ValueError as exc:
         raise ValueError(f"{exc}; remove that character.") from None
+    size = len(value.encode("utf-8"))
+    if size > NODE_NAME_MAX_BYTES:
+        raise ValueError(
+            f"The {arg!r} argument of {func} names a tree node, which a zarr store makes a "
+            f"directory: at most {NODE_NAME_MAX_BYTES} bytes in UTF-8. Got {size} bytes "
+            f"({value[:20]!r}...). Use a shorter name; details belong in a Representation's "
+            f"details."
+        )
+    return value

@@ -47,8 +47,9 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
     representation : str or Representation
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
         of the tree path, so it must be a non-blank string without ``/`` or a
-        backslash, and not ``"."`` or ``".."`` (refused before any work). Here it is
-        only a name: ``sets`` are already embedded.
+        backslash, not ``"."`` or ``".."``, of at most 255 bytes in UTF-8 (a zarr store
+        makes it a directory); others are refused before any work. Here it is only a
+        name: ``sets`` are already embedded.
         (In ``diversity_profiles.text.profiles`` and the other featurisers the same
         argument *selects* the model that embeds raw samples.) A
         :class:`Representation` (what the featurisers in ``diversity_profiles.text``,
