@@ -1,7 +1,8 @@
 """Property-based fuzzing of every public function and the console script.
 
 For generated shapes, dtypes, values (NaN, inf, extremes, complex, objects),
-labels and parameters, the outcome is either a result that satisfies the
+labels, representation names, DataArrays with named dims (numpy-backed or chunked)
+and parameters, the outcome is either a result that satisfies the
 family's invariants or one of the documented exceptions (ValueError, TypeError,
 MemoryError) raised by this library's own code with a message that names what
 was wrong: never an exception from numpy/scipy/xarray internals, never a numpy
@@ -19,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+import xarray as xr
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -317,3 +319,75 @@ def test_console_script_reports_bad_input_in_one_line(tmp_path, values, label):
 def test_merge_and_compare_of_non_trees(trees):
     assert _outcome(dp.merge, trees) is None
     assert _outcome(dp.compare, trees) is None
+
+
+@st.composite
+def named_dataarrays(draw):
+    """One set as a plain array and as a DataArray with named dims, numpy-backed or chunked.
+
+    The samples sit first or last under ``"sample"``, first under another name (the rule
+    takes the first), or last under a name like the samples' (the rule cannot tell: refused).
+    """
+    X = draw(point_sets(min_n=2, max_n=9, d=draw(st.integers(1, 4))))
+    # Not the 1e160 scale: the streamed passes of method="large" overflow there for plain
+    # arrays too (NaN average distance; reported with issue 22, not a DataArray matter).
+    assume(np.abs(X).max() < 1e100)
+    layout = draw(st.sampled_from(["sample-first", "sample-last", "other-first", "ambiguous"]))
+    feature = draw(st.sampled_from(["feature", "dim", "x", "embedding"]))
+    if layout == "sample-first":
+        arr = xr.DataArray(X, dims=("sample", feature))
+    elif layout == "sample-last":
+        arr = xr.DataArray(X.T, dims=(feature, "sample"))
+    elif layout == "other-first":
+        arr = xr.DataArray(X, dims=(draw(st.sampled_from(["item", "row", "obs"])), feature))
+    else:
+        samples = draw(st.sampled_from(["samples", "Sample", "sample_id", "n_samples"]))
+        arr = xr.DataArray(X.T, dims=(feature, samples))
+    chunked = draw(st.booleans())
+    if chunked:
+        arr = arr.chunk(draw(st.integers(1, 5)))
+    return X, arr, layout
+
+
+@settings(SETTINGS, max_examples=25)
+@given(case=named_dataarrays())
+def test_dataarrays_give_the_profiles_of_their_samples(case):
+    pytest.importorskip("dask")
+    X, arr, layout = case
+    kw = dict(
+        representation="r",
+        distance="euclidean",
+        families=["energy", "average_distance", "richness"],
+        method="large",  # what chunked input runs; the same method for all three
+        n_points=5,
+    )
+    plain = _outcome(dp.profiles, {"A": X}, **kw)
+    got = _outcome(dp.profiles, {"A": arr}, **kw)
+    if layout == "ambiguous":
+        assert got is None  # refused, with the library's own message (see _outcome)
+        return
+    assert (plain is None) == (got is None)
+    if plain is None:
+        return
+    want, have = plain["r/euclidean"].to_dataset(), got["r/euclidean"].to_dataset()
+    assert int(have["n_samples"].values[0]) == X.shape[0]
+    for var in ("energy", "average_distance", "richness", "s"):
+        np.testing.assert_array_equal(have[var].values, want[var].values)
+
+
+@settings(SETTINGS, max_examples=30)
+@given(name=st.one_of(labels, st.sampled_from([".", "..", "a\\b", "\\", " ", "a/..", "./a"])))
+def test_a_representation_is_refused_or_stays_one_node_through_zarr(name, tmp_path_factory):
+    pytest.importorskip("zarr")
+    X = np.array([[0.0], [1.0], [3.0]])
+    kw = dict(representation=name, distance="euclidean", families="richness", n_boot=0)
+    tree = _outcome(dp.profiles, {"A": X}, **kw)
+    if tree is None:
+        return
+    path = tmp_path_factory.mktemp("rep") / "p.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr's notes on format 3 and its string dtypes
+        tree.to_zarr(path)
+        back = dp.open_profiles(path)
+    assert back.dp.conditions == [f"{name}/euclidean"]
+    assert back[f"{name}/euclidean"].attrs["representation"] == name

@@ -270,7 +270,7 @@ def parser() -> argparse.ArgumentParser:
         help="euclidean, cosine, tanimoto, jaccard or precomputed (files hold D)",
     )
     c.add_argument("--families", help="comma-separated families (default: all)")
-    c.add_argument("--n-points", type=int, default=100, help="grid size per family")
+    c.add_argument("--n-points", type=int, default=100, help="grid size per family (5 to 10000)")
     c.add_argument(
         "--n-boot",
         type=_n_boot,

@@ -1,5 +1,6 @@
 """The foundation every layer stands on: input checks, progress bars, time and memory
-budgets, escaping of untrusted text, and named representations. Imports numpy only."""
+budgets, escaping of untrusted text, named representations, and how a set's samples are
+read from DataArrays and tensors. Imports numpy only."""
 
 from ._budget import PROGRESS_AFTER_S, plan_repeats
 from ._escaping import (
@@ -11,6 +12,7 @@ from ._escaping import (
     script_safe,
     shorten,
 )
+from ._inputs import SAMPLE_DIM, refuse_dataless_tensor, samples_first
 from ._methods import BOUNDS, ESTIMATE, EXACT, STRENGTH
 from ._progress import progress
 from ._representation import Representation
@@ -20,6 +22,7 @@ from ._validation import (
     available_memory_bytes,
     check_distance_matrix,
     check_int,
+    check_node_name,
     check_pairwise_memory,
     check_parameter,
     check_real,
@@ -39,6 +42,7 @@ __all__ = [
     "EXACT",
     "MATRIX_RTOL",
     "PROGRESS_AFTER_S",
+    "SAMPLE_DIM",
     "STRENGTH",
     "Representation",
     "ScriptSafeEncoder",
@@ -46,6 +50,7 @@ __all__ = [
     "available_memory_bytes",
     "check_distance_matrix",
     "check_int",
+    "check_node_name",
     "check_pairwise_memory",
     "check_parameter",
     "check_real",
@@ -61,7 +66,9 @@ __all__ = [
     "one_of",
     "plan_repeats",
     "progress",
+    "refuse_dataless_tensor",
     "require",
+    "samples_first",
     "script_json",
     "script_safe",
     "shorten",

@@ -41,6 +41,9 @@ def as_finite_array(x, name: str, func: str, *, ndim: int | None = None) -> np.n
 
     Booleans become 0/1; a scipy.sparse matrix is densified when the copy fits in memory.
     """
+    from ._inputs import refuse_dataless_tensor
+
+    refuse_dataless_tensor(x, name, func)
     if type(x).__module__.startswith("scipy.sparse"):
         x = _densify(x, name, func)
     raw = x if isinstance(x, np.ndarray) else None
@@ -373,4 +376,55 @@ def check_text(value, what: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise ValueError(f"{what} {value!r} is not valid Unicode (a lone surrogate)") from None
+    return value
+
+
+#: Names that cannot be one node of a tree path: xarray reads "/" as its separator and
+#: "." and ".." as steps of the path ("." dropped the representation level, ".." failed
+#: inside xarray after the whole computation), and a zarr round trip reads a backslash as
+#: one more separator ("a\\b" came back as the two levels "a" and "b").
+NODE_SEPARATORS = ("/", "\\")
+NODE_DOT_NAMES = (".", "..")
+#: A zarr store makes each node a directory, and file systems refuse a longer name
+#: (NAME_MAX on Linux and macOS; a 500-character name failed only when the tree was saved).
+NODE_NAME_MAX_BYTES = 255
+
+
+def check_node_name(value, arg: str, func: str) -> str:
+    """A name that becomes one node of a tree path (a representation): a non-empty,
+    non-blank string without ``/`` or a backslash, not ``.`` or ``..``, storable in
+    netCDF and zarr (no NUL, valid Unicode, at most 255 bytes in UTF-8).
+
+    Examples
+    --------
+    >>> check_node_name("minilm", "representation", "profiles")
+    'minilm'
+    >>> check_node_name("..", "representation", "profiles")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'representation' argument of profiles names a tree node, so it must be ...
+    """
+    bad = (
+        not isinstance(value, str)
+        or value.strip() in ("", *NODE_DOT_NAMES)
+        or any(sep in value for sep in NODE_SEPARATORS)
+    )
+    if bad:
+        raise ValueError(
+            f"The {arg!r} argument of {func} names a tree node, so it must be a non-empty "
+            f"string without '/' or a backslash, and not '.' or '..'. Got {value!r}. Pick a "
+            f"plain name such as 'minilm' (replace path characters with '-')."
+        )
+    try:
+        check_text(value, f"The {arg!r} argument of {func}")
+    except ValueError as exc:
+        raise ValueError(f"{exc}; remove that character.") from None
+    size = len(value.encode("utf-8"))
+    if size > NODE_NAME_MAX_BYTES:
+        raise ValueError(
+            f"The {arg!r} argument of {func} names a tree node, which a zarr store makes a "
+            f"directory: at most {NODE_NAME_MAX_BYTES} bytes in UTF-8. Got {size} bytes "
+            f"({value[:20]!r}...). Use a shorter name; details belong in a Representation's "
+            f"details."
+        )
     return value

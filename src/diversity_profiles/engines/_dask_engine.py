@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import samples_first
 from ._histogram import LogDistanceHistogram
 from ._streaming import (
     BLOCK,
@@ -66,17 +67,10 @@ def is_dask(x) -> bool:
 def gather_set(x: Any, func: str, name: str) -> np.ndarray:
     """The rows of a dask array or chunked DataArray, computed (samples × features).
 
-    A DataArray's sample dimension is ``"sample"`` when it has one, else its first one.
+    A DataArray's sample dimension is ``"sample"`` when it has one, else its first one
+    (the rule of :func:`~diversity_profiles.core.samples_first`, as for numpy-backed ones).
     """
-    data = x
-    if (type(x).__module__ or "").startswith("xarray."):
-        if getattr(x, "ndim", None) != 2:
-            raise ValueError(
-                f"The {name!r} argument of {func} must be a 2-D DataArray (samples × features). "
-                f"Got dims {tuple(getattr(x, 'dims', ()))} instead."
-            )
-        sample = "sample" if "sample" in x.dims else x.dims[0]
-        data = x.transpose(sample, ...).data
+    data = samples_first(x, name, func)
     if getattr(data, "compute", None) is None:  # an xarray object backed by numpy
         return np.asarray(data)
     client = active_client()

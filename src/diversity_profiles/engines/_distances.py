@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import as_finite_array, check_pairwise_memory, one_of
+from ..core import as_finite_array, check_pairwise_memory, one_of, samples_first
 
 #: Distances computed from embeddings; "precomputed" means the user passes D.
 EMBEDDING_DISTANCES = ("euclidean", "cosine", "tanimoto", "jaccard")
@@ -72,8 +72,12 @@ def _check_binary(X: np.ndarray, func: str, name: str) -> None:
 
 
 def prepare_embeddings(X: ArrayLike, distance: str, func: str, name: str = "X") -> np.ndarray:
-    """Validate embeddings for ``distance``; cosine rows come back unit-normalised."""
-    arr = as_finite_array(X, name, func, ndim=2)
+    """Validate embeddings for ``distance``; cosine rows come back unit-normalised.
+
+    A DataArray's samples are its ``"sample"`` dimension, else its first (see
+    :func:`~diversity_profiles.core.samples_first`).
+    """
+    arr = as_finite_array(samples_first(X, name, func), name, func, ndim=2)
     if arr.shape[1] == 0:
         raise ValueError(f"The {name!r} argument of {func} has no features (shape {arr.shape}).")
     if distance == "cosine":

@@ -35,14 +35,21 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
     sets : dict of str to array_like
         Labels mapped to embeddings (n_i × d arrays; binary fingerprints for
         ``"tanimoto"``), or to n_i × n_i distance matrices when
-        ``distance="precomputed"``. Every set needs at least 2 samples. Dask arrays
-        and chunked xarray DataArrays (sample dimension ``"sample"``, else the first)
-        run the streamed passes as dask graphs, on the active ``dask.distributed``
-        client when there is one (see :mod:`.dask_engine`); ``method="auto"`` then
-        means the large-n methods at any n.
+        ``distance="precomputed"``. Every set needs at least 2 samples. An xarray
+        DataArray of embeddings, numpy-backed or chunked, is read over its sample
+        dimension: the one named ``"sample"`` when there is one, else the first; without
+        a ``"sample"`` dimension, one whose second dimension is named like the samples
+        (``"samples"``, ``"Sample_id"``: any name holding "sample") is refused, as is
+        anything not 2-D. Dask arrays and chunked DataArrays run the streamed passes as
+        dask graphs, on the active ``dask.distributed`` client when there is one (see
+        :mod:`.dask_engine`); ``method="auto"`` then means the large-n methods at any
+        n. A torch tensor on the ``meta`` device (a shape without values) is refused.
     representation : str or Representation
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
-        of the tree path. Here it is only a name: ``sets`` are already embedded.
+        of the tree path, so it must be a non-blank string without ``/`` or a
+        backslash, not ``"."`` or ``".."``, of at most 255 bytes in UTF-8 (a zarr store
+        makes it a directory); others are refused before any work. Here it is only a
+        name: ``sets`` are already embedded.
         (In ``diversity_profiles.text.profiles`` and the other featurisers the same
         argument *selects* the model that embeds raw samples.) A
         :class:`Representation` (what the featurisers in ``diversity_profiles.text``,
@@ -59,11 +66,15 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
     domains : dict, optional
         Per family, a ``tuple`` ``(low, high)`` is a range filled with ``n_points``
         (log-spaced on log axes); a ``list`` or array is the grid itself, so
-        ``[low, high]`` is a two-point grid. (:func:`compare` only narrows a
-        computed grid, so there any ``(low, high)`` pair is a window.) Default
-        domains follow the pooled data of the condition.
+        ``[low, high]`` is a two-point grid. A range of zero width, ``(3.0, 3.0)``,
+        is the one point 3.0, like the grid ``[3.0]`` (``n_points`` copies of one
+        value would compute one point ``n_points`` times and draw no curve either
+        way). At most 10,000 points per family (:data:`~.pipeline.MAX_N_POINTS`).
+        (:func:`compare` only narrows a computed grid, so there any ``(low, high)``
+        pair is a window.) Default domains follow the pooled data of the condition.
     n_points : int, default 100
-        Grid size of each default domain.
+        Grid size of each default domain and of each ``(low, high)`` range: 5 to
+        10,000 (:data:`~.pipeline.MAX_N_POINTS`; 100 already draws smooth curves).
     similarities : dict of str to array_like, optional
         Precomputed similarity matrices (unit diagonal, PSD) for Vendi, one per set.
     bandwidth : float, optional

@@ -24,6 +24,7 @@ from ..core import (
     check_parameter,
     check_similarity_matrix,
     one_of,
+    samples_first,
 )
 
 
@@ -329,7 +330,9 @@ def duplicate_groups(X: np.ndarray | None, D: np.ndarray | None, tol: float = 0.
             f"The 'tol' argument of duplicate_groups must be a float >= 0. Got {tol!r}."
         )
     if X is not None:
-        X = as_finite_array(X, "X", "duplicate_groups", ndim=2)
+        X = as_finite_array(
+            samples_first(X, "X", "duplicate_groups"), "X", "duplicate_groups", ndim=2
+        )
         return _first_seen(group_duplicate_rows(X, tol))
     if D is None:
         raise ValueError("duplicate_groups needs embeddings X or a distance matrix D; got neither.")

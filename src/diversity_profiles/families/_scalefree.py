@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import as_finite_array, check_distance_matrix, check_real
+from ..core import as_finite_array, check_distance_matrix, check_real, samples_first
 
 
 def average_distance(D: ArrayLike) -> float:
@@ -102,7 +102,7 @@ def richness(X, *, tol: float = 0.0) -> int:
     if isinstance(X, (list, tuple)) and X and isinstance(X[0], (str, bytes)):
         return _count_items(list(X))
     try:
-        arr = np.asarray(X)
+        arr = np.asarray(samples_first(X, "X", "richness"))
     except ValueError:  # ragged: a sequence of items of different lengths
         return _count_items(list(X))
     if arr.dtype.kind in "OUS" and arr.ndim == 1:

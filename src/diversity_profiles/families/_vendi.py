@@ -14,6 +14,7 @@ from ..core import (
     check_parameter,
     check_similarity_matrix,
     check_weights,
+    samples_first,
 )
 
 #: Eigenvalues of K/n below ``-PSD_TOL * lambda_max`` mean K is not positive semidefinite.
@@ -314,7 +315,7 @@ def vendi_score_dual(
     if isinstance(X, np.ndarray) and X.dtype in (np.float32, np.float64):
         arr = X  # checked for NaN/inf only if the product is not finite (saves a pass)
     else:
-        arr = as_finite_array(X, "X", func, ndim=2)
+        arr = as_finite_array(samples_first(X, "X", func), "X", func, ndim=2)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(
             f"The 'X' argument of {func} must be a 2-D array (n samples × d features) with at "

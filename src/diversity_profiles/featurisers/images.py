@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core import Representation, check_int, check_sets, require
+from ..core import Representation, check_int, check_node_name, check_sets, require
 from ..core import progress as _progress_bar
 
 if TYPE_CHECKING:
@@ -398,6 +398,8 @@ def profiles(
     func = "images.profiles"
     batch_size = check_int(batch_size, "batch_size", func)
     check_sets(sets, func, "images", '{"model": generated, "data": references}')
+    if name is not None:  # before the images are read: it names the tree node
+        check_node_name(name, "name", func)
     if size is None and extractor is None:
         raise ValueError(f"{func}: pixel vectors need one size; pass size=(height, width).")
     details: dict = {

@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core import Representation, check_int, check_pairwise_memory, check_sets, require
+from ..core import (
+    Representation,
+    check_int,
+    check_node_name,
+    check_pairwise_memory,
+    check_sets,
+    require,
+)
 from ..core import progress as _progress_bar
 
 if TYPE_CHECKING:
@@ -417,6 +424,8 @@ def profiles(
     for key in ("similarities", "representation"):
         if key in kwargs:
             raise TypeError(f"{func} computes {key!r} itself; do not pass it.")
+    if name is not None:  # before any model runs: it names the tree node
+        check_node_name(name, "name", func)
     if isinstance(representation, str) and representation.lower() in ("ngram", "n-gram"):
         if kwargs.setdefault("distance", "precomputed") != "precomputed":
             raise ValueError(

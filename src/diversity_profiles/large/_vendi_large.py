@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import as_finite_array, check_parameter, one_of
+from ..core import as_finite_array, check_parameter, one_of, samples_first
 from ..engines import (
     DEFAULT_MEMORY,
     PairOperator,
@@ -87,7 +87,7 @@ def _gaussian_entry(bandwidth: float) -> partial:
 
 def _operator(X, bandwidth: float, weights, device=None, shipped=None) -> tuple[PairOperator, int]:
     X, shipped = solver_input(X, shipped, FUNC)
-    arr = as_finite_array(X, "X", FUNC, ndim=2)
+    arr = as_finite_array(samples_first(X, "X", FUNC), "X", FUNC, ndim=2)
     n = arr.shape[0]
     if weights is None:
         Xd, counts = distinct_rows(arr)

@@ -7,12 +7,20 @@ from ._plan import Plan
 from ._planning import describe as describe_plan
 from ._planning import plan as plan_methods  # "plan" alone would read as a Plan
 from ._profiler import Profiler
-from ._profiles import condition_grids, merge, node_bandwidth, plan_bandwidth, resolve_families
+from ._profiles import (
+    MAX_N_POINTS,
+    condition_grids,
+    merge,
+    node_bandwidth,
+    plan_bandwidth,
+    resolve_families,
+)
 from ._registry import FAMILIES, Family
 from ._resampling import centred_replicates, evaluate_all, multiplier_replicates, subsample_scale
 
 __all__ = [
     "FAMILIES",
+    "MAX_N_POINTS",
     "Condition",
     "Curves",
     "Family",

@@ -18,6 +18,7 @@ from ..core import (
     check_pairwise_memory,
     check_similarity_matrix,
     one_of,
+    refuse_dataless_tensor,
 )
 from ..engines import (
     DISTANCES,
@@ -211,6 +212,7 @@ def prepare_sets(
         label = _check_label(label)
         name = f"sets[{label!r}]"
         if is_torch(values):  # validated on the host; the passes copy it to the device
+            refuse_dataless_tensor(values, name, FUNC)
             tensor_devices[label] = tensor_device(values)
             values = tensor_to_numpy(values)
         distributed = is_dask(values)

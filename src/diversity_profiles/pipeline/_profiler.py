@@ -20,18 +20,20 @@ from ..core import (
     Representation,
     available_memory_bytes,
     check_int,
+    check_node_name,
     check_real,
     check_seed,
     one_of,
 )
 from ..engines import resolve_device
-from ._condition import Condition, check_path_name, prepare_sets
+from ._condition import Condition, prepare_sets
 from ._layout import with_children
 from ._plan import Plan
 from ._planning import solver_memory
 from ._profiles import (
     _check_request,
     _check_uncertainty,
+    check_n_points,
     profile_condition,
 )
 from ._registry import FAMILIES
@@ -48,13 +50,7 @@ _CIRCLES_METHODS = ("auto", "exact", "greedy")
 
 
 def _check_name(value, arg: str) -> str:
-    return check_path_name(
-        value,
-        f"The {arg!r} argument of {PREPARE}",
-        must=f"The {arg!r} argument of {PREPARE} must be a non-empty string without '/' (it "
-        f"names the tree node).",
-        remedy="remove that character.",
-    )
+    return check_node_name(value, arg, PREPARE)  # before any work: it names the tree node
 
 
 class Profiler:
@@ -201,7 +197,7 @@ class Profiler:
                 f"({', '.join(map(repr, extendable))}). Got {family!r}."
             )
         one_of(side, "side", FUNC, ("low", "high"))
-        points = int(check_int(points, "points", FUNC, low=1))
+        check_int(points, "points", FUNC, low=1)  # bounded by the grid's size below
         if not isinstance(tree, xr.DataTree) or not self.holds(tree):
             raise ValueError(
                 f"The 'tree' argument of {FUNC} must hold the condition {self.condition!r} "
@@ -214,6 +210,13 @@ class Profiler:
                 f"profiler.profiles(families=[..., {family!r}])."
             )
         grid = ds[fam.parameter].values
+        points = check_n_points(points, "points", FUNC, low=1, have=grid.size)
+        if grid.size < 2 or not (grid > 0).all():
+            raise ValueError(
+                f"The {family!r} grid of the tree passed to {FUNC} is {grid.tolist()}; extending "
+                f"needs at least two positive points to continue its log spacing. Profile a "
+                f"range instead, e.g. domains={{{family!r}: (low, high)}}."
+            )
         step = grid[-1] / grid[-2] if side == "high" else grid[1] / grid[0]
         k = np.arange(1, points + 1)
         new = grid[-1] * step**k if side == "high" else np.sort(grid[0] / step**k)

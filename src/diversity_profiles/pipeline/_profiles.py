@@ -37,6 +37,12 @@ if TYPE_CHECKING:
 
 FUNC = "profiles"
 
+#: Most points of one family's grid (``n_points``, an explicit grid, an extension): 100
+#: times the default and more than a curve has pixels across on any display. Each point
+#: costs a solve or a pass per set and a column in every replicate array; 10**8 points
+#: asked numpy for 135 GiB before anything said why.
+MAX_N_POINTS = 10_000
+
 
 def resolve_families(families) -> list[Family]:
     if families is None:
@@ -54,17 +60,32 @@ def resolve_families(families) -> list[Family]:
 
 
 def _user_domain(family: Family, value, n_points: int) -> tuple[np.ndarray, str]:
-    """A user's domain: an explicit grid, or a (low, high) range filled with n_points."""
+    """A user's domain: an explicit grid, or a (low, high) range filled with n_points.
+
+    A range of zero width, ``(3.0, 3.0)``, is the one point 3.0, as the grid ``[3.0]``
+    is: n_points copies of one value would be one point computed n_points times.
+    """
     where = f"domains[{family.name!r}]"
     grid, _ = check_parameter(
         value, where, FUNC, low=0.0, low_open=family.low_open, allow_inf=family.allow_inf
     )
+    if grid.size > MAX_N_POINTS:
+        raise ValueError(
+            f"The {where} grid of {FUNC} has {grid.size} points; at most {MAX_N_POINTS} are "
+            f"allowed per family. Pass a (low, high) range with n_points <= {MAX_N_POINTS}, "
+            f"or a shorter grid."
+        )
     if isinstance(value, tuple) and len(value) == 2:
         lo, hi = sorted(grid)
+        if lo == hi:
+            return np.array([lo]), f"user point {lo:g} (a range of zero width)"
+        # np.unique: a range narrower than n_points floats holds repeats (one point each)
         if family.axis == "log" and lo > 0 and np.isfinite(hi):
-            return np.geomspace(lo, hi, n_points), f"user range [{lo:g}, {hi:g}], log-spaced"
+            grid = np.unique(np.geomspace(lo, hi, n_points))
+            return grid, f"user range [{lo:g}, {hi:g}], log-spaced"
         if np.isfinite(hi):
-            return np.linspace(lo, hi, n_points), f"user range [{lo:g}, {hi:g}], evenly spaced"
+            grid = np.unique(np.linspace(lo, hi, n_points))
+            return grid, f"user range [{lo:g}, {hi:g}], evenly spaced"
     return np.unique(grid), "user grid"
 
 
@@ -429,9 +450,23 @@ def _routes(
     return {f: r.method for f, r in routes.items()}, memory_limit
 
 
+def check_n_points(value, name: str, func: str, *, low: int = 5, have: int = 0) -> int:
+    """A number of grid points in [low, MAX_N_POINTS - have], checked before any work."""
+    value = check_int(value, name, func, low=low)
+    if value + have > MAX_N_POINTS:
+        already = f" beyond the {have} the grid has" if have else ""
+        raise ValueError(
+            f"The {name!r} argument of {func} must be at most {MAX_N_POINTS - have}{already} "
+            f"(a family's grid holds at most {MAX_N_POINTS} points). Got {value!r}. Curves are "
+            f"smooth at the default 100; for detail on part of a domain, pass that range in "
+            f"domains."
+        )
+    return value
+
+
 def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int]:
     """What to compute: the families, their domains and the default grid size."""
-    n_points = check_int(n_points, "n_points", FUNC, low=5)
+    n_points = check_n_points(n_points, "n_points", FUNC)
     fams = resolve_families(families)
     if domains is not None and not isinstance(domains, Mapping):
         raise TypeError(
