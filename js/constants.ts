@@ -3,8 +3,8 @@
 //   src/diversity_profiles/comparison/_verdict.py
 // Do not edit: edit the Python, then rerun `python scripts/constants_ts.py`.
 
-/** Colours of the sets, in order (Okabe–Ito). */
-export const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"];
+/** Colours of the sets, in order (scripts/palette.py chose them). */
+export const PALETTE = ["#2773C0", "#F6600C", "#B91C72", "#39A678", "#964D0C", "#9F7CF9", "#8D80A7", "#875297", "#C64948", "#6C60E9", "#959447", "#3D98D1"];
 
 /** Carried by every explorer display; read by the JupyterLab extension. */
 export const MIME_TYPE = "application/vnd.diversity-profiles.explorer+json";

@@ -9,11 +9,12 @@ import type { View } from "vega";
 import type { FamilySpec, PairEnvelope } from "./model";
 import type { Permutation } from "./traits";
 import type { Curve } from "./pairs";
+import { CHART_CONFIG } from "./theme";
 
 /** The difference chart's styles: colours follow the page's theme (JupyterLab's variables,
  *  else the explorer's text colour); Vega draws in currentColor, the band in neutral grey. */
 export const DIFFERENCE_STYLE = `
-.dp-explorer .dp-difference { margin: 8px 0 0; color: var(--jp-ui-font-color1, inherit); }
+.dp-explorer .dp-difference { margin: 8px 0 0; }
 .dp-explorer .dp-difference-title { font-weight: 600; max-width: 340px; }
 .dp-explorer .dp-difference-p { font-size: 12px; max-width: 340px; margin: 2px 0 0; }
 `;
@@ -43,13 +44,7 @@ function chartSpec(fam: FamilySpec): VisualizationSpec {
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     width: 280, height: 110,
-    background: "transparent",
-    // Text, axes and the observed line take the container's colour (light or dark theme).
-    config: {
-      axis: { labelColor: "currentColor", titleColor: "currentColor", domainColor: "currentColor",
-        tickColor: "currentColor", gridColor: "#888888", gridOpacity: 0.25 },
-      view: { stroke: null },
-    },
+    ...CHART_CONFIG, // text, axes and the observed line take the container's colour
     datasets: { difference: [] },
     data: { name: "difference" },
     layer: [

@@ -19,25 +19,26 @@ import type {
   Explanation, ExplainSample, ExplorerSpec, SetCategories, SetWitnesses, WitnessKind,
 } from "./traits";
 import { decodeDomain } from "./domains";
+import { CHART_CONFIG } from "./theme";
 
 const TABS = [["witnesses", "Witnesses"], ["distances", "Distances"],
   ["categories", "Categories"], ["convergence", "Convergence"]] as const;
 type Tab = typeof TABS[number][0];
 
 export const EXPLAIN_STYLE = `
-.dp-explain { border: 1px solid #ddd; border-radius: 6px; padding: 8px; margin-top: 10px; }
-.dp-explain [role=tablist] button { border: 1px solid #bbb; background: #fff; border-radius: 4px 4px 0 0; margin-right: 2px; }
-.dp-explain [role=tablist] button[aria-selected="true"] { background: #eee; font-weight: bold; }
-.dp-explain .dp-note { color: #555; margin: 4px 0; }
+.dp-explain { border: 1px solid var(--dp-border); border-radius: 6px; padding: 8px; margin-top: 10px; }
+.dp-explain [role=tablist] button { border-radius: 4px 4px 0 0; margin-right: 2px; }
+.dp-explain [role=tablist] button[aria-selected="true"] { background: var(--dp-pressed); font-weight: bold; }
+.dp-explain .dp-note { color: var(--dp-muted); margin: 4px 0; }
 .dp-explain .dp-controls { margin: 4px 0; display: flex; gap: 6px; }
 .dp-explain .dp-chart { display: block; }
 .dp-explain .dp-witness { margin: 6px 0 10px; }
 .dp-explain .dp-witness h5 { margin: 4px 0; font-size: 13px; }
 .dp-explain ol.dp-samples { display: flex; flex-wrap: wrap; gap: 6px; list-style: none; padding: 0; margin: 2px 0; }
-.dp-explain ol.dp-samples li { border: 1px solid #e3e3e3; border-radius: 4px; padding: 3px 5px; max-width: 260px; }
+.dp-explain ol.dp-samples li { border: 1px solid var(--dp-border); border-radius: 4px; padding: 3px 5px; max-width: 260px; }
 .dp-explain ol.dp-samples img { display: block; image-rendering: pixelated; max-height: 96px; }
 .dp-explain ol.dp-samples .dp-text { white-space: pre-wrap; overflow-wrap: anywhere; }
-.dp-explain ol.dp-samples .dp-value { color: #0072B2; font-variant-numeric: tabular-nums; }
+.dp-explain ol.dp-samples .dp-value { color: var(--dp-link); font-variant-numeric: tabular-nums; }
 .dp-explain table { border-collapse: collapse; }
 .dp-explain table td, .dp-explain table th { padding: 1px 8px; text-align: right; }
 .dp-explain table td:first-child, .dp-explain table th:first-child { text-align: left; }
@@ -181,6 +182,7 @@ function barsSpec(ex: Explanation, spec: ExplorerSpec, domains: object[]): Visua
   })));
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    ...CHART_CONFIG,
     title: { text: "Pairwise distances", subtitle: "pooled (bars), per set (lines); domains shaded" },
     width: 360, height: 150,
     datasets: { bars, perSet, domains },
@@ -205,6 +207,7 @@ function barsSpec(ex: Explanation, spec: ExplorerSpec, domains: object[]): Visua
 function convergenceSpec(rows: object[], sets: string[], title: string): VisualizationSpec {
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    ...CHART_CONFIG,
     title: { text: title, subtitle: "mean ± sd over repeats, nested subsamples" },
     width: 320, height: 150,
     data: { values: rows },
@@ -476,6 +479,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
         }))).filter((r) => r.x !== null && r.value !== null && (!log || r.x > 0));
         draw("categories", {
           $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+          ...CHART_CONFIG,
           title: { text: `${f.family} per category`, subtitle: c.set },
           width: 320, height: 150, data: { values: rows },
           mark: { type: "line", interpolate: familyOf(f.family)?.step ? "step-after" : "linear" },

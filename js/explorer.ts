@@ -14,23 +14,24 @@ import { NO_UNCERTAINTY } from "./verdict";
 import { findingIntro, pairBlock, ruleLines, type Reading } from "./wording";
 import { decodeDomain, encodeBound } from "./domains";
 import type { Domain } from "./traits";
+import { THEME_STYLE } from "./theme";
 
 const STYLE = `
-.dp-explorer { font: 13px system-ui, sans-serif; color: #222; }
+.dp-explorer { font: 13px var(--jp-ui-font-family, system-ui, sans-serif); }
 .dp-explorer .dp-grid { display: flex; flex-wrap: wrap; gap: 12px; }
-.dp-explorer .dp-panel { border: 1px solid #ddd; border-radius: 6px; padding: 8px; }
+.dp-explorer .dp-panel { border: 1px solid var(--dp-border); border-radius: 6px; padding: 8px; }
 .dp-explorer .dp-sliders { display: flex; gap: 6px; align-items: center; }
 .dp-explorer .dp-matrix td { padding: 1px 6px; text-align: center; }
-.dp-explorer .dp-matrix td[data-verdict="dominates"] { color: #009E73; font-weight: bold; }
-.dp-explorer .dp-matrix td[data-verdict="dominated"] { color: #D55E00; }
+.dp-explorer .dp-matrix td[data-verdict="dominates"] { color: var(--dp-good); font-weight: bold; }
+.dp-explorer .dp-matrix td[data-verdict="dominated"] { color: var(--dp-bad); }
 .dp-explorer .dp-matrix td[data-verdict="not distinguishable"],
-.dp-explorer .dp-matrix td[data-verdict="no uncertainty"] { color: #777; }
-.dp-explorer .dp-legend { color: #555; font-size: 11px; max-width: 340px; margin: 4px 0 0; }
+.dp-explorer .dp-matrix td[data-verdict="no uncertainty"] { color: var(--dp-muted); }
+.dp-explorer .dp-legend { color: var(--dp-muted); font-size: 11px; max-width: 340px; margin: 4px 0 0; }
 .dp-explorer .dp-summary { white-space: pre-wrap; margin-top: 8px; }
-.dp-explorer .dp-sets button { border: 2px solid; border-radius: 12px; background: #fff; margin: 0 4px 6px 0; }
-.dp-explorer .dp-status { color: #0072B2; min-height: 1.2em; }
+.dp-explorer .dp-sets button { border: 2px solid; border-radius: 12px; margin: 0 4px 6px 0; }
+.dp-explorer .dp-status { color: var(--dp-link); min-height: 1.2em; }
 .dp-explorer.dp-offline .dp-extend { display: none; }
-.dp-explorer .dp-sets button[aria-pressed="true"] { background: #eee; font-weight: bold; }
+.dp-explorer .dp-sets button[aria-pressed="true"] { background: var(--dp-pressed); font-weight: bold; }
 `;
 
 /** Plain-language lines for the current domains: summary.py's wording (js/wording.ts),
@@ -70,7 +71,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   // Without a kernel nothing can compute more grid points: no buttons that do nothing.
   root.classList.toggle("dp-offline", model.live === false);
   const style = document.createElement("style");
-  style.textContent = STYLE + EXPLAIN_STYLE + DIFFERENCE_STYLE;
+  style.textContent = THEME_STYLE + STYLE + EXPLAIN_STYLE + DIFFERENCE_STYLE;
   const heading = document.createElement("h3");
   const chooser = document.createElement("select");
   chooser.setAttribute("aria-label", "condition");

@@ -11,6 +11,7 @@ import type { Permutation } from "./traits";
 import { readingOf, symbolOf, uncertaintyReason, type Curve, type PairResult } from "./pairs";
 import { amount, neededNote, percent } from "./wording";
 import { NO_UNCERTAINTY, NOT_DISTINGUISHABLE, type Finding } from "./verdict";
+import { CHART_CONFIG } from "./theme";
 
 /** What a matrix cell shows: the finding (verdict rule step 8). */
 const SYMBOL: Record<Finding, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×",
@@ -57,16 +58,17 @@ function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: obj
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: fam.long_name, subtitle: condition },
     width: 280, height: 170,
+    ...CHART_CONFIG,
     datasets: { curves: rows, domain, crossings: [] },
     resolve: { scale: { opacity: "independent" } }, // bands stay fainter than their curves
     layer: [
-      { data: { name: "domain" }, mark: { type: "rect", opacity: 0.08, color: "#000" },
+      { data: { name: "domain" }, mark: { type: "rect", opacity: 0.1, color: "#808080" },
         encoding: { x: { field: "lo", type: "quantitative", scale: x.scale }, x2: { field: "hi" } } },
       { data: { name: "curves" }, mark: { type: "area" },
         transform: [{ filter: "isValid(datum.lower)" }],
         encoding: { x, y: { field: "lower", type: "quantitative" }, y2: { field: "upper" },
           color, opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.03, 0.18] }, legend: null } } },
-      { data: { name: "crossings" }, mark: { type: "rule", strokeDash: [4, 3], color: "#555" },
+      { data: { name: "crossings" }, mark: { type: "rule", strokeDash: [4, 3], color: "currentColor", opacity: 0.7 },
         encoding: { x: { field: "x", type: "quantitative", scale: x.scale },
           tooltip: [{ field: "pair", type: "nominal" }, { field: "x", type: "quantitative", title: "crossing" }] } },
       { data: { name: "curves" }, mark: { type: "line", interpolate: fam.step ? "step-after" : "linear" },

@@ -7,6 +7,7 @@ import pytest
 import vl_convert as vlc
 
 import diversity_profiles as dp
+from diversity_profiles.display._constants import PALETTE
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -51,7 +52,7 @@ def test_one_panel_per_family_with_titles_axes_and_bands(tree):
 def test_colour_blind_safe_palette_and_crossing_rules(tree):
     spec = tree.dp.plot().to_dict()
     text = json.dumps(spec)
-    assert "#E69F00" in text and "#56B4E9" in text  # Okabe–Ito
+    assert PALETTE[0] in text and PALETTE[1] in text  # the explorer's colours
     res = tree.dp.compare()["toy/euclidean"]
     crossing_families = [
         str(f) for f in res.family.values if int(res.n_crossings.sel(family=f).max()) > 0

@@ -118,8 +118,8 @@ describe("verdict rule", () => {
     // A point without an sd has no band: it can be anything.
     expect(finding(x, same(0.5), same(NaN), 3, m, "linear", false)).toBe("not distinguishable");
     // A lead of 0.02 with noise 0.01 at n = 200 needs (3 * 0.01 / 0.02)^2 = 2.25 times n.
-    expect(samplesNeeded([0.02], [0.01], 3, [0], 200, 0.05)).toEqual({ need: 450, at: 0 });
-    expect(samplesNeeded([0.02], [NaN], 3, [0], 200, 0.05)).toEqual({ need: NaN, at: -1 });
+    expect(samplesNeeded([0.02], [0.01], 3, [0], 200, 0.05)).toEqual({ need: 450, at: 0, side: 1 });
+    expect(samplesNeeded([0.02], [NaN], 3, [0], 200, 0.05)).toEqual({ need: NaN, at: -1, side: NaN });
     // sd from centred errors with ddof 1; NaN where a replicate is not finite or alone.
     expect(Array.from(replicateSd([[-1, NaN], [1, 0]]))).toEqual([Math.SQRT2, NaN]);
     expect(Array.from(replicateSd([[1, 2]]))).toEqual([NaN, NaN]);

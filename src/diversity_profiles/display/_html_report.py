@@ -24,7 +24,8 @@ _PAGE = """<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>
-body {{ font: 14px system-ui, sans-serif; margin: 24px; color: #222; }}
+:root {{ color-scheme: light dark; }}  /* the reader's light or dark preference */
+body {{ font: 14px system-ui, sans-serif; margin: 24px; color: CanvasText; background: Canvas; }}
 table.dp-condition td {{ padding: 2px 12px 2px 0; vertical-align: top; }}
 pre.dp-summary-text {{ white-space: pre-wrap; }}
 details {{ margin: 16px 0; }}

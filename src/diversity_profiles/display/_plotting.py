@@ -25,9 +25,8 @@ if TYPE_CHECKING:
 #: character, and a 30,000-character label would take tens of seconds to draw.
 LABEL_WIDTH = 60
 
-#: The sets' colours (:data:`._constants.PALETTE`, shared with the view), under the name
-#: this module has always exported them by.
-OKABE_ITO = list(PALETTE)
+#: The sets' colours (:data:`._constants.PALETTE`, shared with the view).
+SET_COLOURS = list(PALETTE)
 
 
 def _script_safe_json(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +63,7 @@ class ProfileCharts(alt.ConcatChart):
 
 
 def _palette(labels: list[str]) -> dict:
-    colours = OKABE_ITO if len(labels) <= len(OKABE_ITO) else None
+    colours = SET_COLOURS if len(labels) <= len(SET_COLOURS) else None
     scale = (
         alt.Scale(domain=labels, range=colours)
         if colours
