@@ -68,6 +68,15 @@ export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>
 export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const root = document.createElement("div");
   root.className = "dp-explorer";
+  // Keys pressed on the explorer's sliders, buttons and menus are the explorer's (arrow keys
+  // moved between cells and collapsed headings instead of moving the slider). Lumino skips
+  // shortcuts for an element carrying this attribute, but it stops at the first element a
+  // shortcut's selector matches, and ".jp-Notebook.jp-mod-commandMode :focus" matches the
+  // focused control itself: so the attribute goes on whatever takes focus in the explorer.
+  const suppressShortcuts = (event: FocusEvent) => {
+    if (event.target instanceof Element) event.target.setAttribute("data-lm-suppress-shortcuts", "true");
+  };
+  root.addEventListener("focusin", suppressShortcuts);
   // Without a kernel nothing can compute more grid points: no buttons that do nothing.
   root.classList.toggle("dp-offline", model.live === false);
   const style = document.createElement("style");
@@ -223,6 +232,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     unsubscribe.forEach((off) => off());
     buttonCleanups.forEach((off) => off());
     chooser.removeEventListener("change", choose);
+    root.removeEventListener("focusin", suppressShortcuts);
     panels.forEach(({ panel }) => panel.destroy());
     explain.destroy();
     root.remove();

@@ -131,6 +131,15 @@ def test_vendi_domain_to_q_infinity_and_back_keeps_kernel_and_view_in_step(lab):
             raise AssertionError(f"the kernel holds vendi {seen}, the view shows {want}")
 
         lower = page.locator(slider).first
+        # Arrow keys move the slider, not the notebook (JupyterLab took them: ArrowUp went
+        # to the previous cell, ArrowLeft collapsed a heading).
+        active = "window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+        lower.focus()  # focus inside a cell's output makes that cell the active one
+        cell_before = page.evaluate(active)
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowUp")
+        assert lower.input_value() == "2"
+        assert page.evaluate(active) == cell_before
         lower.focus()
         page.keyboard.press("End")
         kernel_sees([float("inf"), float("inf")])
