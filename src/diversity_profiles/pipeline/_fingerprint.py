@@ -56,7 +56,7 @@ def _digest(kind: str, arr: np.ndarray, unit_rows: bool = False) -> str | None:
             except ValueError:  # an all-zero row
                 return None
         # + 0.0 makes -0.0 read as 0.0: the same numbers, the same hash.
-        h.update(np.ascontiguousarray(block, dtype="<f8") + 0.0)
+        h.update((np.ascontiguousarray(block, dtype="<f8") + 0.0).data)
     return h.hexdigest()
 
 

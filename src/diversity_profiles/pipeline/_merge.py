@@ -177,7 +177,9 @@ def merge(trees: Sequence) -> xr.DataTree:
             )
         base = _base(tree, paths)
         for path in paths:
-            merged.condition(_join(base, path), tree[path].to_dataset(inherit=False), k)
+            node = tree[path]
+            assert isinstance(node, xr.DataTree)  # conditions_of names nodes
+            merged.condition(_join(base, path), node.to_dataset(inherit=False), k)
         for node in tree.subtree:
             own = node.to_dataset(inherit=False)
             if own.variables or own.attrs:  # empty group nodes are made again by from_dict

@@ -81,6 +81,9 @@ class Profiler:
     (5, 7)
     """
 
+    _cond: Condition
+    _details: dict
+
     def __init__(
         self,
         sets: Mapping[str, object],
@@ -202,8 +205,9 @@ class Profiler:
         labels = [str(s) for s in ds["set"].values] if "set" in ds.coords else []
         if labels != self._cond.labels:
             return f"its node holds the sets {labels}, this profiler {self._cond.labels}"
-        sizes = [int(n) for n in ds["n_samples"].values] if "n_samples" in ds else []
-        for item, n in zip(self._cond.sets, sizes or [None] * len(labels), strict=True):
+        if "n_samples" not in ds:
+            return f"its node {path!r} has no 'n_samples'"
+        for item, n in zip(self._cond.sets, ds["n_samples"].values.tolist(), strict=True):
             if n != item.n:
                 return f"its set {item.label!r} has {n} samples, this profiler's {item.n}"
         try:
