@@ -209,6 +209,26 @@ def test_concurrent_calls_form_each_sets_distances_once(monkeypatch):
     assert sorted(formed) == [30, 40]
 
 
+def test_bands_leave_the_process_warning_filters_alone(monkeypatch):
+    """warnings.catch_warnings rewrites the process's filters (and concurrent calls restore
+    them out of order): the bands leave all-NaN points out instead. Reference: the
+    quantiles of the finite column by numpy, NaN for the all-NaN one."""
+    from diversity_profiles.pipeline import _resampling
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a call changed the process-wide warning filters")
+
+    monkeypatch.setattr(warnings, "catch_warnings", refuse)
+    monkeypatch.setattr(warnings, "simplefilter", refuse)
+    reps = np.array([[[1.0, np.nan], [2.0, np.nan], [4.0, np.nan]]])  # (set, repeat, grid)
+    est = np.array([[2.0, 1.0]])
+    lower, upper = _resampling.bands(est, reps, 0.5, np.array([1.0]), np.array([2.0]))
+    c = _resampling.centred_replicates(reps[0], est[0], 1.0, 2.0)[:, 0]
+    q_lo, q_hi = np.quantile(c, [0.25, 0.75])
+    assert lower[0, 0] == pytest.approx(2.0 - q_hi) and upper[0, 0] == pytest.approx(2.0 - q_lo)
+    assert np.isnan(lower[0, 1]) and np.isnan(upper[0, 1])
+
+
 # --- item 3: merge -------------------------------------------------------------------------
 
 
