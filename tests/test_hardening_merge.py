@@ -127,7 +127,7 @@ CALLS = [
     dict(families=["vendi", "circles"], domains={"vendi": [0.5, 1.0, 2.0]}, n_points=5),
     dict(families=["vendi", "circles"], n_points=7, method="large"),
     dict(families="magnitude", domains={"magnitude": (0.1, 10.0)}, n_points=9, n_boot=4),
-    dict(families=["energy", "richness"], n_points=5, common_n=20, n_subsamples=3, seed=3),
+    dict(families=["energy", "richness"], n_points=5, common_n=20, n_subsamples=3),
 ]
 
 
@@ -142,9 +142,11 @@ def test_concurrent_calls_on_one_profiler_give_what_each_call_gives_alone():
     every tree equals the same call run alone, values, grids and attributes."""
     rng = np.random.default_rng(23)
     sets = {"A": rng.normal(size=(60, 4)), "B": 0.5 * rng.normal(size=(50, 4))}
-    kwargs = [{k: v for k, v in kw.items() if k != "seed"} for kw in CALLS]
-    profiler = dp.Profiler(sets, representation="r", distance="euclidean", seed=3)
-    alone = [_node(profiler.profiles(**kw)) for kw in kwargs]
+    # Greedy Circles: the exact solver stops at a time limit, which a loaded machine may hit.
+    profiler = dp.Profiler(
+        sets, representation="r", distance="euclidean", seed=3, circles_method="greedy"
+    )
+    alone = [_node(profiler.profiles(**kw)) for kw in CALLS]
     barrier = threading.Barrier(6)
 
     def call(kw):
@@ -152,15 +154,15 @@ def test_concurrent_calls_on_one_profiler_give_what_each_call_gives_alone():
         return _node(profiler.profiles(**kw))
 
     with ThreadPoolExecutor(6) as pool:
-        results = list(pool.map(call, kwargs * 2))
+        results = list(pool.map(call, CALLS * 2))
     for k, ds in enumerate(results):
-        ref = alone[k % len(kwargs)]
+        ref = alone[k % len(CALLS)]
         xr.testing.assert_allclose(ds, ref, rtol=1e-10)  # BLAS threads may reorder sums
         assert ds.attrs == ref.attrs
         for name in ds.variables:
             assert ds[name].attrs == ref[name].attrs, name
         routes = json.loads(ds.attrs["plan"])["routes"]
-        assert set(routes.values()) <= {kwargs[k % len(kwargs)].get("method", "exact"), "exact"}
+        assert set(routes.values()) <= {CALLS[k % len(CALLS)].get("method", "exact"), "exact"}
 
 
 def test_concurrent_extends_each_get_their_own_grid(data, profiler, tree):

@@ -205,15 +205,16 @@ class Profiler:
         labels = [str(s) for s in ds["set"].values] if "set" in ds.coords else []
         if labels != self._cond.labels:
             return f"its node holds the sets {labels}, this profiler {self._cond.labels}"
-        if "n_samples" not in ds:
-            return f"its node {path!r} has no 'n_samples'"
-        for item, n in zip(self._cond.sets, ds["n_samples"].values.tolist(), strict=True):
+        sizes = np.ravel(ds["n_samples"].values).tolist() if "n_samples" in ds else []
+        if len(sizes) != len(labels):
+            return f"its node {path!r} has no sample count per set ('n_samples')"
+        for item, n in zip(self._cond.sets, sizes, strict=True):
             if n != item.n:
                 return f"its set {item.label!r} has {n} samples, this profiler's {item.n}"
         try:
             recorded = fingerprints.read(ds.attrs, f"node {path!r}")
-        except ValueError as exc:
-            return str(exc)
+        except ValueError:
+            return f"its {fingerprints.ATTR!r} attribute is not one written by diversity-profiles"
         if recorded is None:
             return (
                 f"its node records no {fingerprints.ATTR!r} (a tree written before version "
