@@ -3,6 +3,7 @@ registry, method planning, resampling, the :class:`Profiler` and the tree's layo
 
 from ._condition import Condition, PreparedSet, prepare_sets
 from ._layout import Curves, band_of, comparison_paths, conditions_of, curves, tidy
+from ._merge import merge
 from ._plan import Plan
 from ._planning import describe as describe_plan
 from ._planning import plan as plan_methods  # "plan" alone would read as a Plan
@@ -10,7 +11,6 @@ from ._profiler import Profiler
 from ._profiles import (
     MAX_N_POINTS,
     condition_grids,
-    merge,
     node_bandwidth,
     plan_bandwidth,
     resolve_families,

@@ -7,6 +7,7 @@ and every set of a condition is measured with the same kernel and bandwidth.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -33,6 +34,8 @@ from ..families import group_duplicate_rows
 FUNC = "profiles"
 
 T = TypeVar("T")
+#: Held only while a set's per-key lock is looked up or made (never while deriving).
+_LOCKS_GUARD = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -58,11 +61,19 @@ class PreparedSet:
     #: A torch device ("cuda:0", "cpu"): the streamed passes run there (see engines).
     device: str | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    #: One lock per key being derived, so that threads sharing a set form each matrix once.
+    _locks: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_locks", None)  # locks do not pickle; a loaded set makes its own
+        return state
 
     def __setstate__(self, state: dict) -> None:
         # Pickles of version 0.1 held the distance matrix as ``_D`` and the large-n passes
         # in ``_large_cache``; the passes are recomputed on demand.
         state = dict(state)
+        state["_locks"] = {}
         cache = state.setdefault("_cache", {})
         D = state.pop("_D", None)
         if D is not None:
@@ -73,12 +84,20 @@ class PreparedSet:
         self.__dict__.update(state)
 
     def derived(self, key: Hashable, make: Callable[[], T]) -> T:
-        """``make()``, computed once per ``key`` for this set and kept with it."""
+        """``make()``, computed once per ``key`` for this set and kept with it (once also
+        when several threads ask at the same time: the others wait for the first)."""
         try:
             return self._cache[key]
         except KeyError:
-            value = self._cache[key] = make()
-            return value
+            pass
+        with _LOCKS_GUARD:
+            lock = self._locks.setdefault(key, threading.RLock())
+        with lock:
+            try:
+                return self._cache[key]
+            except KeyError:
+                value = self._cache[key] = make()
+                return value
 
     @property
     def n(self) -> int:

@@ -26,6 +26,7 @@ from ..core import (
     one_of,
 )
 from ..engines import resolve_device
+from . import _fingerprint as fingerprints
 from ._condition import Condition, prepare_sets
 from ._layout import with_children
 from ._plan import Plan
@@ -76,6 +77,9 @@ class Profiler:
     (5, 7)
     """
 
+    _cond: Condition
+    _details: dict
+
     def __init__(
         self,
         sets: Mapping[str, object],
@@ -113,8 +117,20 @@ class Profiler:
         prepared = prepare_sets(
             sets, distance, similarities=similarities, richness_tol=richness_tol, device=device
         )
-        self._cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
-        self._details = details
+        # Set once here and never again (see __setattr__): every call's decisions live in
+        # the plan it builds, so concurrent calls share only these immutable sets.
+        cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
+        object.__setattr__(self, "_cond", cond)
+        object.__setattr__(self, "_details", details)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(
+            f"A Profiler is immutable after construction (setting {name!r}); make a new "
+            f"dp.Profiler for other sets or condition options."
+        )
+
+    def __delattr__(self, name: str) -> None:
+        self.__setattr__(name, None)
 
     @property
     def condition(self) -> str:
@@ -146,8 +162,10 @@ class Profiler:
         unc = _check_uncertainty(
             cond.sets, n_boot, ci, common_n, n_subsamples, cond.seed, max_seconds
         )
+        # The sets' fingerprints join the node, so extend and merge can tell data apart.
+        details = {**self._details, fingerprints.ATTR: fingerprints.fingerprints_attr(cond.sets)}
         return profile_condition(
-            cond, self._details, fams, domains, n_points, unc, method, accuracy, time_budget
+            cond, details, fams, domains, n_points, unc, method, accuracy, time_budget
         )
 
     @property
@@ -156,17 +174,61 @@ class Profiler:
         return self._cond
 
     def holds(self, tree: xr.DataTree, condition: str | None = None) -> bool:
-        """Whether ``tree``'s condition node was profiled from this profiler's sets."""
+        """Whether ``tree``'s condition node was profiled from this profiler's sets.
+
+        The node must hold the same set labels, in order, with the same sizes and the
+        same samples: its ``set_fingerprints`` attribute (hashes of the prepared sets,
+        recorded by :meth:`profiles`) must match this profiler's. A node without
+        fingerprints (written before version 0.2.0 recorded them) cannot be told apart from
+        profiles of other data of the same sizes, so it is not held: recompute it with
+        :meth:`profiles`.
+        """
+        return self._mismatch(tree, condition) is None
+
+    def _mismatch(self, tree: xr.DataTree, condition: str | None = None) -> str | None:
+        """Why ``tree`` does not hold this profiler's condition, or None when it does."""
+        import xarray as xr
+
         path = condition or self.condition
+        if not isinstance(tree, xr.DataTree):
+            return f"it is a {type(tree).__name__}, not a DataTree"
         if path != self.condition:
-            return False
+            return f"this profiler's condition is {self.condition!r}, not {path!r}"
         try:
             ds = tree[path].to_dataset()
         except KeyError:
-            return False
+            return f"it has no node {path!r}"
         labels = [str(s) for s in ds["set"].values] if "set" in ds.coords else []
-        sizes = [int(n) for n in ds["n_samples"].values] if "n_samples" in ds else []
-        return labels == self._cond.labels and sizes == [item.n for item in self._cond.sets]
+        if labels != self._cond.labels:
+            return f"its node holds the sets {labels}, this profiler {self._cond.labels}"
+        sizes = np.ravel(ds["n_samples"].values).tolist() if "n_samples" in ds else []
+        if len(sizes) != len(labels):
+            return f"its node {path!r} has no sample count per set ('n_samples')"
+        for item, n in zip(self._cond.sets, sizes, strict=True):
+            if n != item.n:
+                return f"its set {item.label!r} has {n} samples, this profiler's {item.n}"
+        try:
+            recorded = fingerprints.read(ds.attrs, f"node {path!r}")
+        except ValueError:
+            return f"its {fingerprints.ATTR!r} attribute is not one written by diversity-profiles"
+        if recorded is None:
+            return (
+                f"its node records no {fingerprints.ATTR!r} (a tree written before version "
+                f"0.2.0 recorded them, or one whose attributes were dropped), so it cannot be "
+                f"told apart from profiles of other samples of the same sizes"
+            )
+        for item in self._cond.sets:
+            theirs, mine = recorded.get(item.label, {}), fingerprints.fingerprint(item)
+            kind = fingerprints.differs(mine, theirs)
+            if kind is None and not set(mine) & set(theirs):
+                return f"its node records no fingerprint of set {item.label!r}"
+            if kind is not None:
+                return (
+                    f"its set {item.label!r} was computed from other samples than this "
+                    f"profiler's ({kind} fingerprint {fingerprints.short(theirs[kind])} in the "
+                    f"tree, {fingerprints.short(mine[kind])} here)"
+                )
+        return None
 
     def extend(
         self, tree: xr.DataTree, family: str, side: str = "high", points: int = 10
@@ -186,9 +248,13 @@ class Profiler:
         family : str
         side : {"high", "low"}
         points : int, default 10
-        """
-        import xarray as xr
 
+        Raises
+        ------
+        ValueError
+            When ``tree`` was not profiled from this profiler's sets (see :meth:`holds`):
+            other labels, sizes or samples, or a node without fingerprints.
+        """
         fam = FAMILIES.get(family)
         extendable = [name for name, f in FAMILIES.items() if f.extendable]
         if fam is None or not fam.extendable:
@@ -198,10 +264,12 @@ class Profiler:
             )
         one_of(side, "side", FUNC, ("low", "high"))
         check_int(points, "points", FUNC, low=1)  # bounded by the grid's size below
-        if not isinstance(tree, xr.DataTree) or not self.holds(tree):
+        why = self._mismatch(tree)
+        if why is not None:
             raise ValueError(
                 f"The 'tree' argument of {FUNC} must hold the condition {self.condition!r} "
-                f"profiled from this profiler's sets; profile them with profiler.profiles()."
+                f"profiled from this profiler's sets, but {why}. Profile them with "
+                f"profiler.profiles()."
             )
         ds = tree[self.condition].to_dataset()
         if family not in ds:

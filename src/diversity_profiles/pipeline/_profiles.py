@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -522,57 +522,3 @@ def profile_condition(
     for eng in dict.fromkeys(engine(item) for item in cond.sets):  # where the passes ran
         ds.attrs.update(eng.provenance())
     return xr.DataTree.from_dict({f"{cond.representation}/{cond.distance}": ds})
-
-
-def merge(trees: Sequence) -> object:
-    """Merge profile trees of the same sets under other conditions into one tree.
-
-    Parameters
-    ----------
-    trees : sequence of xarray.DataTree
-        Results of :func:`profiles`. Condition paths must not repeat, and every
-        condition must hold the same set labels.
-
-    Returns
-    -------
-    xarray.DataTree
-
-    Examples
-    --------
-    >>> import diversity_profiles as dp
-    >>> sets = {"A": [[1., 0.], [0., 1.]], "B": [[1., 1.], [2., 0.]]}
-    >>> a = dp.profiles(sets, representation="x", distance="euclidean", families="richness")
-    >>> b = dp.profiles(sets, representation="x", distance="cosine", families="richness")
-    >>> sorted(dp.merge([a, b]).dp.conditions)
-    ['x/cosine', 'x/euclidean']
-    """
-    import xarray as xr
-
-    from ._layout import conditions_of
-
-    if isinstance(trees, (xr.DataTree, str)) or not isinstance(trees, Sequence) or not trees:
-        raise ValueError("The 'trees' argument of merge must be a non-empty list of DataTrees.")
-    nodes: dict = {}
-    reference_sets = None
-    for k, tree in enumerate(trees):
-        if not isinstance(tree, xr.DataTree):
-            raise TypeError(
-                f"trees[{k}] passed to merge is a {type(tree).__name__}, not a DataTree."
-            )
-        for path in conditions_of(tree):
-            if path in nodes:
-                raise ValueError(
-                    f"The condition {path!r} appears in more than one tree passed to merge; "
-                    f"drop one of them or give a distinct representation name."
-                )
-            ds = tree[path].to_dataset()
-            labels = list(ds["set"].values)
-            if reference_sets is None:
-                reference_sets = labels
-            elif sorted(labels) != sorted(reference_sets):
-                raise ValueError(
-                    f"merge combines conditions of the same sets, but {path!r} holds sets "
-                    f"{labels} while earlier conditions hold {reference_sets}."
-                )
-            nodes[path] = ds
-    return xr.DataTree.from_dict(nodes)

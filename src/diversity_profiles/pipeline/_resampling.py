@@ -33,7 +33,6 @@ removes its level, only its spread is used.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -192,9 +191,16 @@ def bands(
     lower, upper = np.empty(estimate.shape), np.empty(estimate.shape)
     for k in range(len(estimate)):
         c = centred_replicates(replicates[k], estimate[k], float(scales[k]), float(caps[k]))
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN points: NaN band
-            q_lo, q_hi = np.nanquantile(c, [alpha, 1.0 - alpha], axis=0)
+        # Points with no finite replicate get a NaN band. They are left out rather than
+        # their warning silenced: warnings.catch_warnings rewrites the process's filters,
+        # which concurrent calls on other threads would restore out of order.
+        flat = c.reshape(c.shape[0], -1)
+        q = np.full((2, flat.shape[1]), np.nan)
+        some = ~np.isnan(flat).all(axis=0)
+        if some.any():
+            with np.errstate(invalid="ignore"):  # thread-local; inf - inf in a replicate
+                q[:, some] = np.nanquantile(flat[:, some], [alpha, 1.0 - alpha], axis=0)
+        q_lo, q_hi = q.reshape(2, *c.shape[1:])
         lower[k], upper[k] = estimate[k] - q_hi, estimate[k] - q_lo
     return lower, upper
 
