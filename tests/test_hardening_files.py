@@ -1,0 +1,250 @@
+"""Files and the command line under hostile or unlucky conditions (issue 22).
+
+Crafted files that claim gigabytes, bad ``demo --n``, a closed pipe, a full disk, a
+symlinked output and signals in the middle of a write: each ends in one line naming the
+true reason (or, for a closed pipe, quietly), and leaves no debris. Everything runs for
+real: files are crafted with h5netcdf, h5py and zarr, the disk is a real tmpfs (or a
+real file-size limit), signals are real signals sent to a real process.
+"""
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import diversity_profiles as dp
+from diversity_profiles.files import _declared
+
+GiB = 1024**3
+
+
+def cli(*args, cwd, limit_memory=False, **kwargs):
+    def cap():  # a regression must hit MemoryError, not take the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (3 * GiB, 3 * GiB))
+
+    return subprocess.run(
+        [sys.executable, "-m", "diversity_profiles.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        preexec_fn=cap if limit_memory else None,
+        **kwargs,
+    )
+
+
+def one_line_error(run, *fragments, code=1):
+    assert run.returncode == code, (run.returncode, run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    for fragment in fragments:
+        assert fragment in last, last
+    return last
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    """An honest profile tree written by the package, as netCDF and as zarr."""
+    folder = tmp_path_factory.mktemp("hardening")
+    rng = np.random.default_rng(0)
+    sets = {"A": rng.normal(size=(20, 3)), "B": rng.normal(size=(15, 3))}
+    tree = dp.profiles(
+        sets, representation="x", distance="euclidean", families=["vendi", "richness"], n_points=8
+    )
+    tree.to_netcdf(folder / "p.nc")
+    tree.to_zarr(folder / "p.zarr")
+    return folder
+
+
+def allocated(path):
+    """Bytes on disk of a file or directory, from the blocks the system reports."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return sum(min(p.stat().st_size, 512 * p.stat().st_blocks) for p in files)
+
+
+def netcdf_claiming(stores, name, n, dtype="f8", chunk=1 << 20):
+    """The honest netCDF plus a chunked, never-written variable of n elements (h5netcdf)."""
+    import h5netcdf
+
+    path = stores / name
+    shutil.copy(stores / "p.nc", path)
+    with h5netcdf.File(path, "a") as f:
+        group = f["x/euclidean"]
+        group.dimensions["big"] = n
+        group.create_variable("junk", ("big",), dtype=dtype, chunks=(min(chunk, n),))
+    return path
+
+
+def zarr_claiming(stores, name, n, chunk=1 << 20, consolidated=True):
+    """The honest zarr store plus a never-written array of n elements (zarr's own API)."""
+    import zarr
+
+    path = stores / name
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(stores / "p.zarr", path)
+    group = zarr.open_group(path, mode="a")
+    group["x/euclidean"].create_array(
+        "junk", shape=(n,), chunks=(min(chunk, n),), dtype="f8", dimension_names=["big"]
+    )
+    if consolidated:
+        zarr.consolidate_metadata(path)
+    else:  # xarray then reads each node's own zarr.json
+        for meta_path in path.rglob("zarr.json"):
+            meta = json.loads(meta_path.read_text())
+            meta.pop("consolidated_metadata", None)
+            meta_path.write_text(json.dumps(meta))
+    return path
+
+
+def refused_lean(path, *fragments):
+    """open_profiles refuses ``path`` quickly, allocating almost nothing."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(ValueError) as info:
+            dp.open_profiles(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - start < 20
+    assert peak < 64 * 1024**2, f"{peak / 2**20:.0f} MiB allocated before refusing"
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(f"{path}: not read: it ")
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+# --- files that claim more than they hold --------------------------------------------------
+
+
+def test_honest_stores_open_as_xarray_reads_them(stores):
+    for name, engine in (("p.nc", None), ("p.zarr", "zarr")):
+        ours = dp.open_profiles(stores / name)
+        xr.testing.assert_identical(ours, xr.open_datatree(stores / name, engine=engine).load())
+        assert ours["x/euclidean"].sel(set="B").richness.item() == 15  # indexes work
+
+
+@pytest.mark.parametrize("n", [5 * 10**8, 2 * 10**9])
+def test_a_netcdf_declaring_gigabytes_is_refused_naming_the_variable(stores, n):
+    path = netcdf_claiming(stores, f"claims{n}.nc", n)
+    assert path.stat().st_size < 400_000  # the file itself is small
+    size = f"{n * 8 / GiB:.1f} GiB"  # 3.7 GiB, 14.9 GiB
+    refused_lean(path, "variable 'junk' of node '/x/euclidean'", f"({n},) of float64, {size}")
+
+
+@pytest.mark.filterwarnings("ignore:Failed to open Zarr store with consolidated metadata")
+@pytest.mark.parametrize("consolidated", [True, False])
+def test_a_zarr_declaring_gigabytes_is_refused_naming_the_variable(stores, consolidated):
+    n = 3 * 10**9
+    path = zarr_claiming(stores, f"claims{consolidated}.zarr", n, consolidated=consolidated)
+    refused_lean(path, "variable 'junk' of node '/x/euclidean'", "22.4 GiB")
+
+
+def test_an_edited_zarr_json_is_refused(stores):
+    """Only the metadata is edited (a text editor's attack): the shape of ``richness``
+    becomes 3e9 on a new dimension, in its own zarr.json and the consolidated copy."""
+    path = stores / "edited.zarr"
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(stores / "p.zarr", path)
+
+    def edit(meta):
+        if isinstance(meta, dict):
+            if meta.get("node_type") == "array" and meta["attributes"].get("family") == "richness":
+                meta.update(shape=[3 * 10**9], dimension_names=["huge"])
+                meta["chunk_grid"]["configuration"]["chunk_shape"] = [1 << 20]
+            for value in meta.values():
+                edit(value)
+
+    for meta_path in (path / "zarr.json", path / "x/euclidean/richness/zarr.json"):
+        meta = json.loads(meta_path.read_text())
+        edit(meta)
+        meta_path.write_text(json.dumps(meta))
+    refused_lean(path, "variable 'richness'", "shape (3000000000,) of int64, 22.4 GiB")
+
+
+def test_the_limit_is_the_larger_of_a_base_and_what_the_file_stores(stores, monkeypatch):
+    monkeypatch.setattr(_declared, "BASE_BYTES", 1024**2)
+    monkeypatch.setattr(_declared, "RATIO", 1)  # limit: max(1 MiB, bytes on disk)
+    small = netcdf_claiming(stores, "half.nc", 64 * 1024)  # 0.5 MiB declared, unwritten
+    big = netcdf_claiming(stores, "twice.nc", 256 * 1024)  # 2 MiB
+    assert allocated(big) < 1024**2  # so only the base allows anything
+    assert dp.open_profiles(small)["x/euclidean"]["junk"].shape == (64 * 1024,)
+    refused_lean(big, "at most 1.0 MiB")
+    # 100 times what it stores (about 160 KiB on disk here) admits the 2 MiB.
+    monkeypatch.setattr(_declared, "RATIO", 100)
+    assert 100 * allocated(big) > 2.1 * 1024**2
+    assert dp.open_profiles(big)["x/euclidean"]["junk"].shape == (256 * 1024,)
+
+
+def test_the_limit_is_half_the_available_memory(stores, monkeypatch):
+    monkeypatch.setattr(_declared, "available_memory_bytes", lambda: 4 * 1024**2)
+    assert dp.open_profiles(stores / "p.nc").dp.sets == ["A", "B"]
+    path = netcdf_claiming(stores, "3mib.nc", 3 * 1024**2 // 8)
+    refused_lean(path, "at most 2.0 MiB (half the 4.0 MiB of memory available)")
+
+
+def test_a_zarr_chunk_larger_than_its_array_counts(stores, monkeypatch):
+    """A reader decodes a chunk whole: 10 elements in one chunk of 2**20 weigh 8 MiB."""
+    monkeypatch.setattr(_declared, "BASE_BYTES", 1024**2)
+    monkeypatch.setattr(_declared, "RATIO", 1)
+    import zarr
+
+    path = zarr_claiming(stores, "wide.zarr", 10, chunk=10)
+    zarr.open_group(path, mode="a")["x/euclidean/junk"][:] = np.arange(10.0)
+    for meta_path in (path / "zarr.json", path / "x/euclidean/junk/zarr.json"):
+        meta = json.loads(meta_path.read_text())
+        stack = [meta]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                if node.get("dimension_names") == ["big"]:
+                    node["chunk_grid"]["configuration"]["chunk_shape"] = [1 << 20]
+                stack.extend(node.values())
+        meta_path.write_text(json.dumps(meta))
+    refused_lean(path, "variable 'junk'", "8.0 MiB")
+
+
+@pytest.mark.parametrize("kind", ["nc", "zarr"])
+def test_a_file_declaring_a_hundred_thousand_chunks_is_refused(stores, kind):
+    """800 KB of never-written one-element chunks: tiny, but each chunk is a lookup
+    (measured: 40 s for a million in HDF5, 18 s for 100,000 in zarr)."""
+    n = 100_000
+    make = netcdf_claiming if kind == "nc" else zarr_claiming
+    path = make(stores, f"chunks.{kind}", n, chunk=1)
+    assert n > _declared.BASE_CHUNKS and n * 8 < _declared.BASE_BYTES  # few bytes, many chunks
+    refused_lean(path, "declares 100,0", "'junk' of node '/x/euclidean' alone has 100,000")
+
+
+def test_links_and_special_files_inside_a_zarr_store_are_refused(stores, tmp_path):
+    path = tmp_path / "linked.zarr"
+    shutil.copytree(stores / "p.zarr", path)
+    chunk = next(p for p in (path / "x/euclidean/richness").rglob("*") if p.name == "0")
+    outside = tmp_path / "elsewhere"
+    shutil.move(chunk, outside)
+    chunk.symlink_to(outside)  # harmless here; /dev/zero there would never end
+    refused_lean(path, "holds a link", "a store's parts must lie inside it")
+    chunk.unlink()
+    shutil.move(outside, chunk)
+    os.mkfifo(path / "x" / "pipe")  # reading a FIFO blocks forever
+    refused_lean(path, "which is not a regular file")
+
+
+def test_the_command_line_refuses_claiming_files_in_one_line(stores):
+    paths = [netcdf_claiming(stores, "cli.nc", 5 * 10**8)]
+    paths.append(zarr_claiming(stores, "cli.zarr", 3 * 10**9))
+    for path in paths:
+        for args in (["summary", path.name], ["report", path.name, "-o", "r.html"]):
+            start = time.perf_counter()
+            run = cli(*args, cwd=stores, limit_memory=True)
+            assert time.perf_counter() - start < 60
+            one_line_error(run, f"{path.name}: not read: it declares", "'junk'")
+    assert not (stores / "r.html").exists()
