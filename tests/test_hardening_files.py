@@ -248,3 +248,78 @@ def test_the_command_line_refuses_claiming_files_in_one_line(stores):
             assert time.perf_counter() - start < 60
             one_line_error(run, f"{path.name}: not read: it declares", "'junk'")
     assert not (stores / "r.html").exists()
+
+
+# --- the command line --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", ["1", "0", "-5", "179", "x", "2.5"])
+def test_demo_refuses_an_impossible_n_in_one_usage_line(tmp_path, n):
+    for command in (["-m", "diversity_profiles.cli", "demo"], ["-m", "diversity_profiles.demo"]):
+        run = subprocess.run(
+            [sys.executable, *command, "--n", n, "-o", "d.html"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        # A usage error, as for every other bad argument: argparse's status 2.
+        last = one_line_error(run, "argument --n: must be a whole number", "from 2 to 178", code=2)
+        assert last.endswith(f"not {n!r}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_demo_bound_is_the_one_class_sets_images():
+    pytest.importorskip("sklearn")
+    from sklearn.datasets import load_digits
+
+    from diversity_profiles import demo
+
+    assert demo.MAX_PER_SET == int((load_digits().target == 0).sum())
+    assert [len(v) for v in demo.digit_sets(demo.MAX_PER_SET).values()] == [178] * 3
+    for bad in (demo.MAX_PER_SET + 1, 1, 0, -5, 2.0, True):
+        with pytest.raises(ValueError, match="'n_per_set' argument of digit_sets must be an int"):
+            demo.digit_sets(bad)
+
+
+def test_a_closed_pipe_ends_summary_quietly(stores):
+    """``summary p.nc | head -3``: the reader is gone before we write (its end of the
+    pipe is closed first, so every write fails: no race with a real head)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "diversity_profiles.cli", "summary", "p.nc"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=stores,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert run.returncode == 1 and run.stderr == ""
+
+
+def test_overwrite_onto_a_symlink_says_it_is_the_link(stores, tmp_path):
+    shutil.copy(stores / "p.nc", tmp_path / "p.nc")
+    shutil.copytree(stores / "p.zarr", tmp_path / "p.zarr")
+    np.save(tmp_path / "a.npy", np.random.default_rng(1).normal(size=(6, 2)))
+    (tmp_path / "page.html").write_text("<!doctype html>" + dp.files.GENERATOR_META)
+    before = {p.name: allocated(p) for p in tmp_path.iterdir()}
+    for target, kind in (("p.nc", "store"), ("p.zarr", "store"), ("page.html", "html")):
+        link = tmp_path / f"link{target[target.index('.') :]}"
+        link.symlink_to(target)
+        if kind == "store":
+            args = ["compute", "a.npy", "a.npy", "--label", "x", "--label", "y"]
+            run = cli(*args, "--families", "richness", "-o", link.name, "--overwrite", cwd=tmp_path)
+        else:
+            run = cli("report", "p.nc", "-o", link.name, "--overwrite", cwd=tmp_path)
+        one_line_error(run, f"{link.name}: is a symbolic link (to {target!r})", "name the file")
+        assert link.is_symlink() and os.readlink(link) == target
+        link.unlink()
+    # Our own files behind the links are untouched, and nothing else was left.
+    assert {p.name: allocated(p) for p in tmp_path.iterdir()} == before
+    xr.testing.assert_identical(
+        dp.open_profiles(tmp_path / "p.nc"), dp.open_profiles(stores / "p.nc")
+    )

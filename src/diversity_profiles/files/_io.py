@@ -128,7 +128,16 @@ def is_profile_store(path: Path) -> bool:
 
 
 def check_ours(path: Path, kind: str) -> None:
-    """Refuse to replace ``path`` unless this package wrote it (as ``kind``)."""
+    """Refuse to replace ``path`` unless this package wrote it (as ``kind``).
+
+    A symbolic link is refused whatever it points to: replacing it would replace the
+    link, not the file it names, and following it could replace a file elsewhere.
+    """
+    if path.is_symlink():
+        raise ValueError(
+            f"{path}: is a symbolic link (to {os.readlink(path)!r}); overwrite never "
+            f"replaces a link or writes through one, so name the file itself or remove the link"
+        )
     ours = {"store": is_profile_store, "html": is_our_html, "notebook": is_our_notebook}[kind]
     if not ours(path):
         what = {"store": "a profile file", "html": "an HTML page", "notebook": "a notebook"}[kind]
