@@ -11,6 +11,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -26,18 +27,18 @@ from diversity_profiles.files import _declared
 GiB = 1024**3
 
 
-def cli(*args, cwd, limit_memory=False, **kwargs):
-    def cap():  # a regression must hit MemoryError, not take the machine's memory
-        resource.setrlimit(resource.RLIMIT_AS, (3 * GiB, 3 * GiB))
+def cap_memory():  # a regression must hit MemoryError, not take the machine's memory
+    resource.setrlimit(resource.RLIMIT_AS, (3 * GiB, 3 * GiB))
 
+
+def cli(*args, cwd, preexec_fn=None):
     return subprocess.run(
         [sys.executable, "-m", "diversity_profiles.cli", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=300,
-        preexec_fn=cap if limit_memory else None,
-        **kwargs,
+        preexec_fn=preexec_fn,
     )
 
 
@@ -244,7 +245,7 @@ def test_the_command_line_refuses_claiming_files_in_one_line(stores):
     for path in paths:
         for args in (["summary", path.name], ["report", path.name, "-o", "r.html"]):
             start = time.perf_counter()
-            run = cli(*args, cwd=stores, limit_memory=True)
+            run = cli(*args, cwd=stores, preexec_fn=cap_memory)
             assert time.perf_counter() - start < 60
             one_line_error(run, f"{path.name}: not read: it declares", "'junk'")
     assert not (stores / "r.html").exists()
@@ -323,3 +324,61 @@ def test_overwrite_onto_a_symlink_says_it_is_the_link(stores, tmp_path):
     xr.testing.assert_identical(
         dp.open_profiles(tmp_path / "p.nc"), dp.open_profiles(stores / "p.nc")
     )
+
+
+# --- a full disk -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sets_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sets")
+    rng = np.random.default_rng(2)
+    for k in range(3):
+        np.save(folder / f"s{k}.npy", rng.normal(size=(60, 5)))
+    return folder
+
+
+def small_disk(folder):
+    """A real 64 KiB tmpfs at ``folder`` (root only), or None where it cannot be mounted."""
+    folder.mkdir()
+    if os.geteuid() != 0:
+        return None
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)])
+    return folder if mounted.returncode == 0 else None
+
+
+def limit_file_size():
+    # Writes past 64 KiB fail with EFBIG instead of killing the process (SIGXFSZ).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+
+@pytest.mark.parametrize("how", ["tmpfs", "file-size limit"])
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_a_full_disk_gives_one_line_and_leaves_the_old_file(sets_folder, tmp_path, how, suffix):
+    """Before: about 40 h5py "Exception ignored ... No space left on device" tracebacks
+    (or a segmentation fault at exit) after the one-line error, for netCDF output."""
+    disk = tmp_path / "disk"
+    if how == "tmpfs":
+        if small_disk(disk) is None:
+            pytest.skip("a tmpfs cannot be mounted here (needs root)")
+        reason, limit = "No space left on device", None
+    else:
+        disk.mkdir()
+        reason, limit = "File too large", limit_file_size
+    try:
+        for k in range(3):
+            shutil.copy(sets_folder / f"s{k}.npy", disk.parent / f"s{k}.npy")
+        small = ["compute", "s0.npy", "s1.npy", "--families", "richness", "--n-boot", "0"]
+        out = f"disk/out{suffix}"
+        assert cli(*small, "-o", out, cwd=tmp_path).returncode == 0  # fits (about 16 KB)
+        before = dp.open_profiles(tmp_path / out)
+        big = ["compute", "s0.npy", "s1.npy", "s2.npy", "--n-points", "50", "--overwrite"]
+        run = cli(*big, "-o", out, cwd=tmp_path, preexec_fn=limit)
+        one_line_error(run, f"{out}: not written ({reason})")
+        assert "Fatal Python error" not in run.stderr
+        assert [p.name for p in disk.iterdir()] == [f"out{suffix}"]  # no temporary left
+        xr.testing.assert_identical(dp.open_profiles(tmp_path / out), before)
+    finally:
+        if how == "tmpfs":
+            subprocess.run(["umount", str(disk)])

@@ -113,14 +113,16 @@ def _check_output(path: str, kind: str, overwrite: bool, inputs=()) -> Path:
         raise InputError(str(exc)) from None
 
 
-def _write(out: Path, write, overwrite: bool) -> None:
-    from .files import write_atomic
+def _write(tree, out: Path, overwrite: bool) -> None:
+    from .files import write_profiles
 
     try:
-        write_atomic(out, write, kind="store", overwrite=overwrite, flag="--overwrite")
+        write_profiles(tree, out, overwrite=overwrite, flag="--overwrite")
     except FileExistsError as exc:
         raise InputError(f"{exc} (it appeared while computing; nothing was replaced)") from None
-    except (ValueError, OSError) as exc:
+    except OSError as exc:  # the system's reason (no space left on device), not HDF5's story
+        raise InputError(f"{out}: not written ({exc.strerror or _first_line(exc)})") from None
+    except ValueError as exc:
         raise InputError(f"{out}: not written ({_first_line(exc)})") from None
 
 
@@ -145,7 +147,6 @@ def cmd_compute(args) -> int:
     import diversity_profiles as dp
 
     from .core import check_text
-    from .files import store_kind
 
     # Checked before computing so nobody waits for a doomed run; the binding check is
     # made again at the final rename (two runs may race for one name).
@@ -195,10 +196,7 @@ def cmd_compute(args) -> int:
     finally:
         if client is not None:
             client.close()
-    if store_kind(out) == "zarr":
-        _write(out, lambda p: tree.to_zarr(p, mode="w-"), args.overwrite)
-    else:
-        _write(out, lambda p: tree.to_netcdf(p, mode="w"), args.overwrite)
+    _write(tree, out, args.overwrite)
     _progress(f"wrote {out}")
     return 0
 

@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     import diversity_profiles as dp
 
     from .comparison import summary
-    from .files import check_output, write_atomic
+    from .files import check_output, write_profiles
 
     try:
         # --overwrite replaces only a profile file written by this package.
@@ -168,22 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     # point verdicts.
     print(summary(tree.dp.compare(), markdown=False))
     try:
-        if out.suffix.lower() == ".zarr":
-            write_atomic(
-                out,
-                lambda p: tree.to_zarr(p, mode="w-"),
-                kind="store",
-                overwrite=args.overwrite,
-                flag="--overwrite",
-            )
-        else:
-            write_atomic(
-                out,
-                lambda p: tree.to_netcdf(p, mode="w"),
-                kind="store",
-                overwrite=args.overwrite,
-                flag="--overwrite",
-            )
+        write_profiles(tree, out, overwrite=args.overwrite, flag="--overwrite")
     except (ValueError, OSError) as exc:
         print(f"error: {exc}; nothing was written", file=sys.stderr)
         return 2

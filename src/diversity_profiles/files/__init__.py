@@ -3,7 +3,7 @@ only what this package wrote, numeric CSV input and shared notebooks."""
 
 from ._csv_input import CsvError, read_csv
 from ._io import GENERATOR_META, NOTEBOOK_MARK, check_output, store_kind, write_atomic
-from ._storage import open_profiles
+from ._storage import open_profiles, write_profiles
 
 __all__ = [
     "GENERATOR_META",
@@ -14,4 +14,5 @@ __all__ = [
     "read_csv",
     "store_kind",
     "write_atomic",
+    "write_profiles",
 ]
