@@ -382,3 +382,100 @@ def test_a_full_disk_gives_one_line_and_leaves_the_old_file(sets_folder, tmp_pat
     finally:
         if how == "tmpfs":
             subprocess.run(["umount", str(disk)])
+
+
+# --- signals during a write ------------------------------------------------------------
+
+SLOW_WRITER = """
+import sys, time
+from pathlib import Path
+from diversity_profiles.files import write_atomic
+
+target, shape = Path(sys.argv[1]), sys.argv[2]
+
+def write(temp):  # half a file (or store), then a long wait: the signal comes meanwhile
+    if shape == "directory":
+        temp.mkdir()
+        (temp / "zarr.json").write_text("{")
+    else:
+        temp.write_bytes(b"\\x89HDF half a file")
+    print("writing", flush=True)
+    time.sleep(120)
+
+write_atomic(target, write, kind="html", overwrite=True)
+"""
+
+
+def wait_for_line(process, expected, timeout=60):
+    line = process.stdout.readline()  # blocks until the child writes it (or ends)
+    assert line.strip() == expected, (line, process.stderr.read())
+
+
+@pytest.mark.parametrize("shape", ["file", "directory"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_during_a_write_leaves_no_temporary(tmp_path, signum, shape):
+    target = tmp_path / "page.html"
+    page = "<!doctype html>" + dp.files.GENERATOR_META + "the old page"
+    target.write_text(page)  # ours, so overwrite would replace it, had the write finished
+    child = subprocess.Popen(
+        [sys.executable, "-c", SLOW_WRITER, str(target), shape],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_line(child, "writing")
+        assert len(list(tmp_path.iterdir())) == 2  # the temporary exists, mid-write
+        child.send_signal(signum)
+        assert child.wait(timeout=60) == -signum  # it still ends by the signal
+    finally:
+        child.kill()
+    assert [p.name for p in tmp_path.iterdir()] == ["page.html"]
+    assert target.read_text() == page
+
+
+CLI_WITH_SLOW_DISK = """
+import os, sys, time
+import xarray as xr
+from diversity_profiles import cli
+
+real_to_zarr = xr.DataTree.to_zarr
+
+def slow_to_zarr(self, *args, **kwargs):  # the store is written, then the disk stalls
+    real_to_zarr(self, *args, **kwargs)
+    print("writing", flush=True)
+    time.sleep(120)
+
+def slow_fsync(fd):  # the netCDF bytes are written, then the disk stalls
+    print("writing", flush=True)
+    time.sleep(120)
+
+xr.DataTree.to_zarr = slow_to_zarr
+os.fsync = slow_fsync
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_the_command_line_cleans_up_on_sigterm(sets_folder, suffix):
+    out = sets_folder / f"term{suffix}"
+    args = ["compute", "s0.npy", "s1.npy", "--families", "richness", "-o", out.name]
+    assert cli(*args, cwd=sets_folder).returncode == 0
+    again = [*args, "--label", "x", "--label", "y", "--overwrite"]
+    before = dp.open_profiles(out)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CLI_WITH_SLOW_DISK, *again],
+        cwd=sets_folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_line(child, "writing")
+        assert [p for p in sets_folder.iterdir() if ".tmp-" in p.name]  # mid-write
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=60) == -signal.SIGTERM
+    finally:
+        child.kill()
+    assert not [p.name for p in sets_folder.iterdir() if p.name.startswith(".")]
+    xr.testing.assert_identical(dp.open_profiles(out), before)
