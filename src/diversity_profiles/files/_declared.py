@@ -114,19 +114,18 @@ def check_declared(tree, stored: Stored) -> None:
     BYTES_PER_CHUNK)``. The message names the variable that weighs most, with its node,
     shape, type and size (or number of chunks).
     """
-    total, n_chunks, heaviest, most_chunked = 0, 0, (-1, "", None), (-1, "", None)
-    for node in tree.subtree:
-        for name, var in node.to_dataset(inherit=False).variables.items():
-            nbytes, chunks = _weigh(var)
-            total, n_chunks = total + nbytes, n_chunks + chunks
-            where = f"variable {name!r} of node {node.path!r}"
-            heaviest = max(heaviest, (nbytes, where, var), key=lambda t: t[0])
-            most_chunked = max(most_chunked, (chunks, where, var), key=lambda t: t[0])
+    weights = [  # (bytes, chunks, which variable, the variable)
+        (*_weigh(var), f"variable {name!r} of node {node.path!r}", var)
+        for node in tree.subtree
+        for name, var in node.to_dataset(inherit=False).variables.items()
+    ]
+    total = sum(w[0] for w in weights)
+    n_chunks = sum(w[1] for w in weights)
     memory = MEMORY_SHARE * available_memory_bytes()
     limit = min(max(BASE_BYTES, RATIO * stored.allocated), memory)
     have = f"but stores {human_bytes(stored.allocated)}"
     if total > limit:
-        nbytes, where, var = heaviest
+        nbytes, _, where, var = max(weights, key=lambda w: w[0])
         why = (
             f"half the {human_bytes(2 * memory)} of memory available"
             if limit == memory
@@ -139,7 +138,7 @@ def check_declared(tree, stored: Stored) -> None:
         )
     max_chunks = max(BASE_CHUNKS, stored.allocated // BYTES_PER_CHUNK)
     if n_chunks > max_chunks:
-        chunks, where, var = most_chunked
+        _, chunks, where, var = max(weights, key=lambda w: w[1])
         raise TooLarge(
             f"declares {n_chunks:,} chunks of data {have}; {where} alone has {chunks:,} "
             f"(shape {var.shape}). A profile file may declare at most {max_chunks:,}: "

@@ -4,8 +4,9 @@ only what this package wrote.
 Every write goes to a hidden temporary name in the target's own folder (same file
 system, so the final step is a rename) and is moved into place only once complete:
 an interrupted write (Ctrl-C, SIGTERM, SIGHUP, a crash, a full disk) never leaves a
-half-written target, and all but a crash leave no temporary either. Without ``overwrite`` the final move refuses to replace anything, so the
-existence check that binds is made at that moment, not before a long computation:
+half-written target, and all but a crash leave no temporary either. Without
+``overwrite`` the final move refuses to replace anything, so the existence check
+that binds is made at that moment, not before a long computation:
 of two concurrent writers to one path exactly one wins and the other gets
 ``FileExistsError``. With ``overwrite`` an existing target is replaced only if it
 is something this package wrote (a profile store, or an HTML page carrying our
