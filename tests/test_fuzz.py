@@ -9,7 +9,9 @@ was wrong: never an exception from numpy/scipy/xarray internals, never a numpy
 floating-point warning (the mark of a silently wrong number), never a hang.
 """
 
+import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -391,3 +393,126 @@ def test_a_representation_is_refused_or_stays_one_node_through_zarr(name, tmp_pa
         back = dp.open_profiles(path)
     assert back.dp.conditions == [f"{name}/euclidean"]
     assert back[f"{name}/euclidean"].attrs["representation"] == name
+
+
+# --- crafted files that claim huge sizes (issue 22) ---------------------------------------
+
+#: Declared element counts, per axis, far beyond what a small file holds.
+#: Even at one byte an element, twice the most any small file may declare (256 MiB).
+huge_axes = st.lists(st.integers(2, 3 * 10**9), min_size=1, max_size=3).filter(
+    lambda shape: 2 * 256 * 1024**2 < math.prod(shape) < 10**15
+)
+
+
+@pytest.fixture(scope="module")
+def honest_store(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fuzz_files")
+    sets = {"A": np.arange(12.0).reshape(6, 2), "B": np.arange(10.0).reshape(5, 2) ** 2}
+    tree = dp.profiles(
+        sets, representation="x", distance="euclidean", families=["vendi", "richness"], n_points=5
+    )
+    tree.to_netcdf(folder / "p.nc")
+    tree.to_zarr(folder / "p.zarr")
+    return folder
+
+
+def _refused_lean(path, names):
+    """open_profiles refuses in one line naming a crafted variable, allocating little."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError) as info:
+            dp.open_profiles(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(info.value)
+    assert message.startswith(f"{path}: not read: it declares") and "\n" not in message, message
+    assert any(f"variable {name!r}" in message for name in names), message
+    assert peak < 64 * 1024**2, f"{peak / 2**20:.0f} MiB read before refusing"
+
+
+@settings(SETTINGS, max_examples=15)
+@given(
+    shape=huge_axes,
+    dtype=st.sampled_from(["f8", "f4", "i2", "u1", "c16"]),
+    group=st.sampled_from(["/", "x/euclidean", "extra/deep"]),
+    chunk=st.sampled_from([1, 64, 4096]),
+)
+def test_netcdf_declaring_a_huge_unwritten_dataset_is_refused(
+    honest_store, tmp_path_factory, shape, dtype, group, chunk
+):
+    """h5py, not h5netcdf: a dataset that was never written, chunked, on dimensions of
+    the netCDF kind (HDF5 dimension scales), anywhere in the tree."""
+    import h5py
+
+    path = tmp_path_factory.mktemp("nc") / "claims.nc"
+    shutil.copy(honest_store / "p.nc", path)
+    with h5py.File(path, "a") as f:
+        g = f.require_group(group)
+        scales = []
+        for k, n in enumerate(shape):
+            axis = g.create_dataset(f"huge{k}", shape=(n,), dtype="f4", chunks=(min(n, 1 << 16),))
+            axis.make_scale(f"This is a netCDF dimension but not a netCDF variable. {n:>10}")
+            scales.append(axis)
+        # HDF5 chunks hold under 4 GiB: chunked along the last axis only.
+        chunks = (*(1 for _ in shape[:-1]), min(shape[-1], chunk))
+        junk = g.create_dataset("junk", shape=tuple(shape), dtype=dtype, chunks=chunks)
+        for k, axis in enumerate(scales):
+            junk.dims[k].attach_scale(axis)
+    assert path.stat().st_size < 10**6
+    _refused_lean(path, ["junk"])
+
+
+@settings(SETTINGS, max_examples=15)
+@given(
+    name=st.sampled_from(["richness", "vendi", "n_samples", "set", "q"]),
+    shape=huge_axes,
+    chunk_shape=st.sampled_from(["keep", "whole", "huge"]),
+    consolidated=st.booleans(),
+)
+def test_zarr_with_an_edited_zarr_json_is_refused(
+    honest_store, tmp_path_factory, name, shape, chunk_shape, consolidated
+):
+    """Only the metadata is edited: one array's shape (and its dimension names, and maybe
+    its chunks) in its own zarr.json and in the consolidated copy the root holds."""
+    import json
+
+    path = tmp_path_factory.mktemp("zarr") / "claims.zarr"
+    shutil.copytree(honest_store / "p.zarr", path)
+
+    def edit(meta):  # every consolidated copy: keys "richness" or "x/euclidean/richness"
+        for key, value in meta.items() if isinstance(meta, dict) else ():
+            named = key == name or key.endswith(f"/{name}")
+            if named and isinstance(value, dict) and value.get("node_type") == "array":
+                change(value)
+            edit(value)
+
+    def change(array):
+        grid = array["chunk_grid"]["configuration"]
+        old = grid["chunk_shape"]
+        grid["chunk_shape"] = {
+            "keep": [old[0]] * len(shape) if old else [1] * len(shape),
+            "whole": [min(n, 1 << 20) for n in shape],
+            "huge": [10**12] * len(shape),
+        }[chunk_shape]
+        array.update(shape=list(shape), dimension_names=[f"huge{k}" for k in range(len(shape))])
+
+    root = json.loads((path / "zarr.json").read_text())
+    if consolidated:
+        edit(root)
+    else:  # xarray then reads each array's own zarr.json
+        for meta_path in path.rglob("zarr.json"):
+            meta = json.loads(meta_path.read_text())
+            meta.pop("consolidated_metadata", None)
+            meta_path.write_text(json.dumps(meta))
+        root.pop("consolidated_metadata", None)
+    (path / "zarr.json").write_text(json.dumps(root))
+    own = path / "x" / "euclidean" / name / "zarr.json"
+    array = json.loads(own.read_text())
+    change(array)
+    own.write_text(json.dumps(array))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr's and xarray's notes on consolidated metadata
+        _refused_lean(path, [name])

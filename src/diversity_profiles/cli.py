@@ -7,6 +7,7 @@ line on stderr naming the file), 2 a usage error (from argparse).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import unicodedata
 from pathlib import Path
@@ -112,14 +113,16 @@ def _check_output(path: str, kind: str, overwrite: bool, inputs=()) -> Path:
         raise InputError(str(exc)) from None
 
 
-def _write(out: Path, write, overwrite: bool) -> None:
-    from .files import write_atomic
+def _write(tree, out: Path, overwrite: bool) -> None:
+    from .files import write_profiles
 
     try:
-        write_atomic(out, write, kind="store", overwrite=overwrite, flag="--overwrite")
+        write_profiles(tree, out, overwrite=overwrite, flag="--overwrite")
     except FileExistsError as exc:
         raise InputError(f"{exc} (it appeared while computing; nothing was replaced)") from None
-    except (ValueError, OSError) as exc:
+    except OSError as exc:  # the system's reason (no space left on device), not HDF5's story
+        raise InputError(f"{out}: not written ({exc.strerror or _first_line(exc)})") from None
+    except ValueError as exc:
         raise InputError(f"{out}: not written ({_first_line(exc)})") from None
 
 
@@ -144,7 +147,6 @@ def cmd_compute(args) -> int:
     import diversity_profiles as dp
 
     from .core import check_text
-    from .files import store_kind
 
     # Checked before computing so nobody waits for a doomed run; the binding check is
     # made again at the final rename (two runs may race for one name).
@@ -194,10 +196,7 @@ def cmd_compute(args) -> int:
     finally:
         if client is not None:
             client.close()
-    if store_kind(out) == "zarr":
-        _write(out, lambda p: tree.to_zarr(p, mode="w-"), args.overwrite)
-    else:
-        _write(out, lambda p: tree.to_netcdf(p, mode="w"), args.overwrite)
+    _write(tree, out, args.overwrite)
     _progress(f"wrote {out}")
     return 0
 
@@ -248,6 +247,8 @@ def cmd_demo(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from .demo import MAX_PER_SET, images_per_set
+
     main = argparse.ArgumentParser(
         prog="diversity-profiles",
         description="Diversity profiles of sample sets: compute them, summarise them, share them.",
@@ -308,7 +309,9 @@ def parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="profile a built-in real dataset and write a report")
     d.add_argument("-o", "--output", default="diversity_report.html")
-    d.add_argument("--n", type=int, default=150, help="images per set")
+    d.add_argument(
+        "--n", type=images_per_set, default=150, help=f"images per set, 2 to {MAX_PER_SET}"
+    )
     d.add_argument(
         "--overwrite", action="store_true", help="replace the output if this tool wrote it"
     )
@@ -316,10 +319,22 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: the reader of a pipe left (``summary p.nc | head``), and
+    Python's final flush would otherwise fail again at exit with a traceback."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # a closed pipe fails here, inside the handler, not at exit
+        return code
+    except BrokenPipeError:  # as the Python docs advise (signal module, "Note on SIGPIPE")
+        _quiet_stdout()
+        return 1
     except InputError as exc:
         print(for_terminal(f"diversity-profiles: error: {exc}"), file=sys.stderr)
         return 1

@@ -19,16 +19,51 @@ import numpy as np
 
 from .pipeline import FAMILIES
 
+#: The most images a set can hold: each set draws without repeats, and the first set's
+#: one class (digit 0) has 178 images in scikit-learn's copy. Diversity needs 2.
+MAX_PER_SET = 178
+
+
+def images_per_set(value: str) -> int:
+    """The argparse type of ``--n``: a whole number of images per set in [2, MAX_PER_SET].
+
+    >>> images_per_set("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a whole number of images per set from 2 to 178, not '0'
+    """
+    try:
+        n = int(value)
+    except ValueError:
+        n = None
+    if n is None or not 2 <= n <= MAX_PER_SET:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of images per set from 2 to {MAX_PER_SET}, not {value!r}"
+        )
+    return n
+
 
 def digit_sets(n_per_set: int = 150, seed: int = 0) -> dict[str, np.ndarray]:
     """Pixel vectors (64 features, scaled to [0, 1]) of digits from the first k classes.
 
     Raises
     ------
+    ValueError
+        If ``n_per_set`` is not an int in [2, MAX_PER_SET] (diversity needs two samples;
+        the one-class set has no more distinct images).
     ImportError
         Without scikit-learn, naming the extra that installs it (the CLI ``main``
         turns it into an error message and exit status 2).
     """
+    if (
+        isinstance(n_per_set, bool)
+        or not isinstance(n_per_set, (int, np.integer))
+        or not (2 <= n_per_set <= MAX_PER_SET)
+    ):
+        raise ValueError(
+            f"The 'n_per_set' argument of digit_sets must be an int from 2 to {MAX_PER_SET} "
+            f"(diversity needs 2 images; digit 0 has {MAX_PER_SET}). Got {n_per_set!r} instead."
+        )
     try:
         from sklearn.datasets import load_digits
     except ImportError:
@@ -98,13 +133,18 @@ def main(argv: list[str] | None = None) -> int:
         "-o", "--output", default="digits_profiles.nc", help="profile file to write (.nc or .zarr)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace the output if it exists")
-    parser.add_argument("--n", type=int, default=150, help="images per set (default 150)")
+    parser.add_argument(
+        "--n",
+        type=images_per_set,
+        default=150,
+        help=f"images per set, 2 to {MAX_PER_SET} (default 150)",
+    )
     args = parser.parse_args(argv)
 
     import diversity_profiles as dp
 
     from .comparison import summary
-    from .files import check_output, write_atomic
+    from .files import check_output, write_profiles
 
     try:
         # --overwrite replaces only a profile file written by this package.
@@ -128,22 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     # point verdicts.
     print(summary(tree.dp.compare(), markdown=False))
     try:
-        if out.suffix.lower() == ".zarr":
-            write_atomic(
-                out,
-                lambda p: tree.to_zarr(p, mode="w-"),
-                kind="store",
-                overwrite=args.overwrite,
-                flag="--overwrite",
-            )
-        else:
-            write_atomic(
-                out,
-                lambda p: tree.to_netcdf(p, mode="w"),
-                kind="store",
-                overwrite=args.overwrite,
-                flag="--overwrite",
-            )
+        write_profiles(tree, out, overwrite=args.overwrite, flag="--overwrite")
     except (ValueError, OSError) as exc:
         print(f"error: {exc}; nothing was written", file=sys.stderr)
         return 2

@@ -3,6 +3,7 @@ only what this package wrote, numeric CSV input and shared notebooks."""
 
 from ._csv_input import CsvError, read_csv
 from ._io import GENERATOR_META, NOTEBOOK_MARK, check_output, store_kind, write_atomic
+from ._saving import write_profiles
 from ._storage import open_profiles
 
 __all__ = [
@@ -14,4 +15,5 @@ __all__ = [
     "read_csv",
     "store_kind",
     "write_atomic",
+    "write_profiles",
 ]

@@ -3,9 +3,10 @@ only what this package wrote.
 
 Every write goes to a hidden temporary name in the target's own folder (same file
 system, so the final step is a rename) and is moved into place only once complete:
-an interrupted write (Ctrl-C, a crash, a full disk) never leaves a half-written
-target. Without ``overwrite`` the final move refuses to replace anything, so the
-existence check that binds is made at that moment, not before a long computation:
+an interrupted write (Ctrl-C, SIGTERM, SIGHUP, a crash, a full disk) never leaves a
+half-written target, and all but a crash leave no temporary either. Without
+``overwrite`` the final move refuses to replace anything, so the existence check
+that binds is made at that moment, not before a long computation:
 of two concurrent writers to one path exactly one wins and the other gets
 ``FileExistsError``. With ``overwrite`` an existing target is replaced only if it
 is something this package wrote (a profile store, or an HTML page carrying our
@@ -19,6 +20,8 @@ import ctypes
 import errno
 import os
 import shutil
+import signal
+import threading
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -128,7 +131,16 @@ def is_profile_store(path: Path) -> bool:
 
 
 def check_ours(path: Path, kind: str) -> None:
-    """Refuse to replace ``path`` unless this package wrote it (as ``kind``)."""
+    """Refuse to replace ``path`` unless this package wrote it (as ``kind``).
+
+    A symbolic link is refused whatever it points to: replacing it would replace the
+    link, not the file it names, and following it could replace a file elsewhere.
+    """
+    if path.is_symlink():
+        raise ValueError(
+            f"{path}: is a symbolic link (to {os.readlink(path)!r}); overwrite never "
+            f"replaces a link or writes through one, so name the file itself or remove the link"
+        )
     ours = {"store": is_profile_store, "html": is_our_html, "notebook": is_our_notebook}[kind]
     if not ours(path):
         what = {"store": "a profile file", "html": "an HTML page", "notebook": "a notebook"}[kind]
@@ -207,6 +219,54 @@ def _replace(temp: Path, path: Path, kind: str) -> None:
         os.replace(temp, path)
 
 
+#: Signals whose default action ends the process on the spot, running no ``finally``:
+#: ``kill``, a closing terminal, a batch system's time limit.
+_UNWIND_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP during a write: unwinds it as Ctrl-C does, so it is cleaned up."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _unwinding_signals():
+    """Within the block, SIGTERM and SIGHUP raise instead of ending the process at once;
+    once the block has unwound (its temporaries removed), the signal is delivered again
+    with its default action, so the process still ends as it was asked to.
+
+    Only signals left at their default are taken (a handler someone installed is theirs),
+    and only in the main thread, the one Python runs signal handlers in.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def handler(signum, frame):
+        if not caught:  # a second signal must not interrupt the cleanup of the first
+            caught.append(signum)
+            raise _Signalled(signum)
+
+    previous = {}
+    for signum in _UNWIND_SIGNALS:
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    except _Signalled as exc:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+        os.kill(os.getpid(), exc.signum)  # default action: the process ends here
+        raise SystemExit(128 + exc.signum) from None  # only if the signal is blocked
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
 def write_atomic(
     path,
     write: Callable[[Path], object],
@@ -218,8 +278,9 @@ def write_atomic(
     """Call ``write(temp)`` on a temporary path beside ``path``, then move it into place.
 
     ``write`` may create a file or a directory. On any exception (KeyboardInterrupt
-    included) the temporary is removed and ``path`` is untouched. Without ``overwrite``
-    the move fails with FileExistsError if ``path`` appeared meanwhile.
+    included) the temporary is removed and ``path`` is untouched; so it is on SIGTERM
+    and SIGHUP, after which the process ends by that signal as it would have. Without
+    ``overwrite`` the move fails with FileExistsError if ``path`` appeared meanwhile.
 
     Examples
     --------
@@ -237,18 +298,21 @@ def write_atomic(
     """
     path = Path(path)
     temp = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:12]}"
-    try:
-        write(temp)
-        if overwrite and os.path.lexists(path):
-            _replace(temp, path, kind)
-        else:
-            try:
-                _move_noreplace(temp, path)
-            except FileExistsError:
-                if not overwrite:
-                    raise FileExistsError(f"{path}: exists; pass {flag} to replace it") from None
-                _replace(temp, path, kind)  # appeared while we computed
-    finally:
-        if os.path.lexists(temp):
-            _remove(temp)
+    with _unwinding_signals():
+        try:
+            write(temp)
+            if overwrite and os.path.lexists(path):
+                _replace(temp, path, kind)
+            else:
+                try:
+                    _move_noreplace(temp, path)
+                except FileExistsError:
+                    if not overwrite:
+                        raise FileExistsError(
+                            f"{path}: exists; pass {flag} to replace it"
+                        ) from None
+                    _replace(temp, path, kind)  # appeared while we computed
+        finally:
+            if os.path.lexists(temp):
+                _remove(temp)
     return path

@@ -8,6 +8,7 @@ whole tree and checks what :func:`profiles` guarantees for its results.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from ..core import check_text as check_text  # still importable from here
 from ..pipeline import FAMILIES
+from ._declared import TooLarge, check_declared, check_stored, stored_bytes
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -117,11 +119,38 @@ def check_tree(tree) -> None:
         raise ValueError(str(exc)) from None
 
 
+@functools.cache
+def _no_indexes() -> dict:
+    """``create_default_indexes=False`` where xarray has it (2025.07 on); older versions
+    read the dimension coordinates at opening, before the declared sizes are weighed."""
+    import inspect
+
+    import xarray as xr
+
+    if "create_default_indexes" in inspect.signature(xr.open_datatree).parameters:
+        return {"create_default_indexes": False}
+    return {}  # pragma: no cover - old xarray
+
+
+def _with_indexes(tree: xr.DataTree) -> xr.DataTree:
+    """``tree`` with the default index of every dimension coordinate, as xarray opens it."""
+    import xarray as xr
+
+    nodes = {}
+    for node in tree.subtree:
+        ds = node.to_dataset(inherit=False)
+        nodes[node.path] = ds.assign_coords({k: ds[k].variable for k in ds.coords if k in ds.dims})
+    return xr.DataTree.from_dict(nodes)
+
+
 def open_profiles(path) -> xr.DataTree:
     """Open a profile tree saved to netCDF (``.nc``) or zarr (a directory), and check it.
 
     Everything is read into memory (so a file cut short fails here, not later) and the
-    file is closed. Use this rather than ``xarray.open_datatree`` for files from others.
+    file is closed. Use this rather than ``xarray.open_datatree`` for files from others:
+    before any data is read, the sizes the file declares (every variable of every group,
+    and its chunks) are summed, and a file that claims far more than it stores or than
+    memory allows is refused (see ``files._declared``).
 
     Parameters
     ----------
@@ -136,7 +165,8 @@ def open_profiles(path) -> xr.DataTree:
     ------
     ValueError
         One line naming the file and the problem: unreadable, incomplete, not a profile
-        tree, duplicate or invalid set labels, attributes that are not strings or numbers.
+        tree, duplicate or invalid set labels, attributes that are not strings or numbers,
+        or data declared far beyond what the file stores (naming the largest variable).
 
     Examples
     --------
@@ -155,11 +185,19 @@ def open_profiles(path) -> xr.DataTree:
     if not path.exists():
         raise ValueError(f"{path}: no such file")
     try:
-        tree = xr.open_datatree(path, engine="zarr" if path.is_dir() else None)
+        stored = stored_bytes(path)
+        check_stored(stored)
+        # Without default indexes nothing is read at opening (an index loads its
+        # coordinate), so what the file declares is weighed before any data is read.
+        lazy = xr.open_datatree(path, engine="zarr" if path.is_dir() else None, **_no_indexes())
         try:
-            tree.load()
+            check_declared(lazy, stored)
+            lazy.load()
         finally:
-            tree.close()
+            lazy.close()
+        tree = _with_indexes(lazy)
+    except TooLarge as exc:
+        raise ValueError(f"{path}: not read: it {exc}") from None
     except Exception as exc:  # any reader failure: truncated, foreign, corrupt
         text = str(exc).strip().splitlines()
         reason = text[0] if text else type(exc).__name__
