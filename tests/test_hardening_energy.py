@@ -116,3 +116,31 @@ def test_user_domain_beyond_float64_is_refused_naming_the_argument():
     X = np.random.default_rng(4).normal(size=(20, 768)) * 1e4
     with pytest.raises(ValueError, match=r"domains\['energy'\].*s up to"):
         _profile({"a": X}, "euclidean", domains={"energy": (1.0, 500.0)}, n_boot=0)
+
+
+def test_default_grid_holds_every_subset_categories_included():
+    # 30 near-copies of one image (distances ~750) and 10 random images (~1.1e4): the set's
+    # energy follows its close pairs, the "random" category's its far ones, 14× farther in
+    # d^-s terms at the same s; both must stay representable on the set's default grid.
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 256, size=(1, 12_288))
+    close = np.clip(base + rng.integers(-8, 9, size=(30, 12_288)), 0, 255)
+    X = np.vstack([close, rng.integers(0, 256, size=(10, 12_288))]).astype(np.uint8)
+    cats = ["copy"] * 30 + ["random"] * 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = dp.profiles(
+            {"a": X},
+            representation="r",
+            distance="euclidean",
+            families=["energy"],
+            categories={"a": cats},
+        )
+    s_end = float(tree["r/euclidean"].to_dataset().s.values[-1])
+    cat = tree["r/euclidean/categories/set_0"].to_dataset()
+    Z = X[30:].astype(np.int64)
+    sq = (Z**2).sum(1)
+    G = sq[:, None] + sq[None, :] - 2 * Z @ Z.T
+    pairs = [mpmath.sqrt(int(g)) for g in G[np.triu_indices(10, k=1)]]
+    got = cat.energy.sel(category="random").values[-1]
+    assert _rel_err(got, _mp_energy(pairs, s_end)) < 1e-9

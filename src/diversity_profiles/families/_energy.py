@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..core import check_distance_matrix, check_parameter
-from ..engines import OCTAVES, LogDistanceHistogram
+from ..engines import BINS_PER_OCTAVE, OCTAVES, LogDistanceHistogram
 
 
 class CoincidentPointsWarning(UserWarning):
@@ -28,8 +28,8 @@ def _warn_coincident(n_zero_pairs: float, func: str) -> None:
 #: Largest and smallest |E| = mean d^-s float64 holds, as logs (1.8e308 and 2.2e-308).
 _LOG_MAX = float(np.log(np.finfo(np.float64).max))
 _LOG_TINY = float(np.log(np.finfo(np.float64).tiny))
-#: Default grids stop where |log E| reaches this: e^±690 ≈ 1e±300 leaves a factor 6e7 of
-#: headroom for resampled values and influences (E times a spread) to stay normal floats.
+#: Default grids stop before |log E| can reach this on any subset of the pairs: e^±690 ≈
+#: 1e±300 leaves a factor 6e7 for influences (E times a spread) to stay normal floats.
 _LOG_GRID_LIMIT = 690.0
 
 #: Taylor terms kept per bin by :class:`PairPowerSums`. Bins are 1 / (2 s_max) wide in
@@ -275,31 +275,23 @@ def energy_from_pairs(
     return energy_from_log_mean(sums.log_mean(), sums.ss, where, argument)
 
 
-def energy_grid_limit(hists: list[LogDistanceHistogram], lo: float, hi: float) -> float:
-    """The largest s in ``[lo, hi]`` up to which every set's energy stays within e^±690.
+def energy_grid_limit(hists: list[LogDistanceHistogram]) -> float:
+    """The largest s at which the energy of every subset of every set's pairs is a normal
+    float64: ``e^-690 <= mean d^-s <= e^690`` (inf when every distance is 1).
 
-    ``log mean d^-s`` is convex in s and 0 at s = 0, so the exponents it holds within the
-    limit from 0 on form one interval; its end is found on a log ladder, then by bisection
-    (the histogram estimate is within far less than the limit's headroom). ``hi`` when
-    the whole range is representable.
+    A mean of ``d^-s`` over any pairs lies between ``d_max^-s`` and ``d_min^-s``, so
+    ``s * max |log d| <= 690`` holds it for the sets and for whatever is evaluated on
+    their subsets: replicates, categories, convergence subsamples. The histogram's
+    occupied bins give ``log d`` to within a bin, taken on the safe side. The e^18 of
+    headroom below float64's limits (e^±708) keeps influences and spreads normal too.
     """
-
-    def worst(s: float) -> float:
-        ss = np.array([s])
-        return max(abs(float(_log_mean_power(h, ss)[0])) for h in hists)
-
-    hists = [h for h in hists if h.n_pairs > h.n_zero and not h.n_clipped]
-    if not hists or worst(hi) <= _LOG_GRID_LIMIT:
-        return hi
-    ladder = np.geomspace(lo, hi, 64)
-    bad = next(s for s in ladder if worst(float(s)) > _LOG_GRID_LIMIT)
-    good = float(ladder[max(int(np.searchsorted(ladder, bad)) - 1, 0)])
-    if good >= bad:  # the limit lies below lo: search from 0
-        good = 0.0
-    for _ in range(60):
-        mid = 0.5 * (good + bad)
-        good, bad = (mid, bad) if worst(mid) <= _LOG_GRID_LIMIT else (good, mid)
-    return good
+    width = np.log(2.0) / BINS_PER_OCTAVE
+    reach = 0.0
+    for h in hists:
+        if h.n_pairs > h.n_zero:
+            _, m, _ = h._occupied()
+            reach = max(reach, abs(float(m.min())) + width, abs(float(m.max())) + width)
+    return _LOG_GRID_LIMIT / reach if reach > 0 else np.inf
 
 
 def energy_scale_range(hists: list[LogDistanceHistogram]) -> tuple[float, float]:

@@ -294,12 +294,13 @@ def _s_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, s
     how = "log grid from 0.1 / sd(log d) to where d^-s weight sits on 1% of the pairs"
     # Unscaled data (raw pixels, distances ~1e4) reach mean d^-s < 1e-308 well before the
     # curves bend: the grid stops where float64 stops, and says how to see the rest.
-    top = energy_grid_limit(hists, lo, hi)
+    top = energy_grid_limit(hists)
     if top < hi:
         lo = min(lo, top / 10)
         how += (
-            f", capped at s = {top:.4g} where mean d^-s reaches e^±690 (float64 holds "
-            f"e^±708); rescale the distances to order 1 to reach s = {hi:.4g}"
+            f", capped at s = {top:.4g} where d^-s of the closest or farthest pair reaches "
+            f"e^±690 (float64 holds e^±708); rescale the distances to order 1 to reach "
+            f"s = {hi:.4g}"
         )
         hi = top
     return np.geomspace(lo, hi, n_points), how
