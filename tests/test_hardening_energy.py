@@ -3,6 +3,7 @@ profile says exact, certified brackets where it says bounds, and default grids t
 float64 can hold. References are independent: distances from exact integer
 arithmetic or scipy, power means summed by mpmath at 50 digits."""
 
+import re
 import warnings
 
 import mpmath
@@ -114,8 +115,14 @@ def test_default_energy_grid_on_unscaled_data_is_representable_and_exact(case):
 
 def test_user_domain_beyond_float64_is_refused_naming_the_argument():
     X = np.random.default_rng(4).normal(size=(20, 768)) * 1e4
-    with pytest.raises(ValueError, match=r"domains\['energy'\].*s up to"):
+    # distances ~4e5: d^-s of every pair is representable up to s = 708 / log(max d) ≈ 54.7
+    safe = r"domains\['energy'\] with s up to 5[45]\.\d+ \(float64 holds d\^-s of every pair"
+    with pytest.raises(ValueError, match=safe) as info:
         _profile({"a": X}, "euclidean", domains={"energy": (1.0, 500.0)}, n_boot=0)
+    # the fix it names works
+    top = float(re.search(r"s up to ([\d.]+)", str(info.value)).group(1))
+    ds = _profile({"a": X}, "euclidean", domains={"energy": (1.0, top)}, n_boot=0)
+    assert np.all(np.isfinite(ds.energy.values)) and np.all(ds.energy.values < 0)
 
 
 def test_default_grid_holds_every_subset_categories_included():

@@ -65,6 +65,7 @@ class PairPowerSums:
         self.ss = np.asarray(ss, dtype=np.float64).ravel()
         self.half = 0.25 / float(self.ss.max())  # half a bin: |s| * half <= 1/4
         self.origin: float | None = None  # log d of the first bin's lower edge
+        self.reach = 0.0  # the largest |log d| seen
         self._keys: list[np.ndarray] = []
         self._sums: list[np.ndarray] = []
         self.total = 0.0  # weight of the positive pairs
@@ -86,6 +87,7 @@ class PairPowerSums:
         log_d = np.log(d)
         if self.origin is None:
             self.origin = float(log_d.min())
+        self.reach = max(self.reach, float(np.abs(log_d).max()))
         x = (log_d - self.origin) / (2.0 * self.half)
         b = np.floor(x)
         t = 2.0 * (x - b) - 1.0  # the offset from the bin's centre, in half-bins
@@ -146,13 +148,14 @@ class PairPowerSums:
 
 
 def energy_from_log_mean(
-    log_m: np.ndarray, ss: np.ndarray, where: str, argument: str = "s"
+    log_m: np.ndarray, ss: np.ndarray, where: str, argument: str = "s", reach: float = 0.0
 ) -> np.ndarray:
     """``-exp(log mean d^-s)``, refusing exponents whose energy float64 cannot hold.
 
     ``E(c D, s) = c^-s E(D, s)``: distances near 1e4 give energies below 1e-308 once
     s > 77; the true value exists but float64 cannot hold it. ``argument`` names what
-    the caller passed the exponents as, for the error.
+    the caller passed the exponents as, and ``reach`` (the largest ``|log d|``) gives
+    the exponents that are safe, for the error.
     """
     with np.errstate(invalid="ignore"):
         over, under = log_m > _LOG_MAX, log_m < _LOG_TINY
@@ -160,13 +163,13 @@ def energy_from_log_mean(
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         what = "overflows" if over[k] else "underflows"
-        fine = ss[~bad & (ss < ss[k])]
-        limit = f"s up to {fine.max():.4g}" if fine.size else f"s below {ss[k]:.4g}"
+        # Every mean of d^-s lies between d_max^-s and d_min^-s: safe while s·|log d| < 708.
+        safe = -_LOG_TINY / reach if reach > 0 else float(ss[k])
         raise ValueError(
             f"{where}: the energy at s = {ss[k]:g} {what} float64 (|E| = mean d^-s = "
-            f"e^{log_m[k]:.5g}, outside [1e-308, 1e308]). Pass {argument} with {limit} "
-            f"(their energies are representable), or rescale the distances to order 1 "
-            f"(the energy scales as E(c·D, s) = c^-s E(D, s))."
+            f"e^{log_m[k]:.5g}, outside [1e-308, 1e308]). Pass {argument} with s up to "
+            f"{safe:.4g} (float64 holds d^-s of every pair there), or rescale the distances "
+            f"to order 1 (the energy scales as E(c·D, s) = c^-s E(D, s))."
         )
     return -np.exp(log_m)
 
@@ -175,7 +178,7 @@ def _energy_exact(D: np.ndarray, ss: np.ndarray, where: str = "energy") -> np.nd
     """Exact energies from a validated distance matrix, in log space."""
     sums = PairPowerSums(ss)
     sums.add_matrix(D)
-    return energy_from_log_mean(sums.log_mean(), ss, where)
+    return energy_from_log_mean(sums.log_mean(), ss, where, reach=sums.reach)
 
 
 def energy(D: ArrayLike, s: ArrayLike) -> float | np.ndarray:
@@ -257,7 +260,8 @@ def energy_from_histogram(
     if hist.n_zero:
         _warn_coincident(hist.n_zero, where)
         return np.full(ss.size, -np.inf)
-    return energy_from_log_mean(_log_mean_power(hist, ss), ss, where, argument)
+    log_m = _log_mean_power(hist, ss)
+    return energy_from_log_mean(log_m, ss, where, argument, _reach(hist))
 
 
 def energy_from_pairs(
@@ -272,12 +276,12 @@ def energy_from_pairs(
     if sums.n_zero:
         _warn_coincident(sums.n_zero, where)
         return np.full(sums.ss.size, -np.inf)
-    return energy_from_log_mean(sums.log_mean(), sums.ss, where, argument)
+    return energy_from_log_mean(sums.log_mean(), sums.ss, where, argument, sums.reach)
 
 
 def energy_grid_limit(hists: list[LogDistanceHistogram]) -> float:
     """The largest s at which the energy of every subset of every set's pairs is a normal
-    float64: ``e^-690 <= mean d^-s <= e^690`` (inf when every distance is 1).
+    float64: ``e^-690 <= mean d^-s <= e^690`` (inf without a positive distance).
 
     A mean of ``d^-s`` over any pairs lies between ``d_max^-s`` and ``d_min^-s``, so
     ``s * max |log d| <= 690`` holds it for the sets and for whatever is evaluated on
@@ -285,13 +289,16 @@ def energy_grid_limit(hists: list[LogDistanceHistogram]) -> float:
     occupied bins give ``log d`` to within a bin, taken on the safe side. The e^18 of
     headroom below float64's limits (e^±708) keeps influences and spreads normal too.
     """
-    width = np.log(2.0) / BINS_PER_OCTAVE
-    reach = 0.0
-    for h in hists:
-        if h.n_pairs > h.n_zero:
-            _, m, _ = h._occupied()
-            reach = max(reach, abs(float(m.min())) + width, abs(float(m.max())) + width)
+    reach = max((_reach(h) for h in hists), default=0.0)
     return _LOG_GRID_LIMIT / reach if reach > 0 else np.inf
+
+
+def _reach(hist: LogDistanceHistogram) -> float:
+    """The largest ``|log d|`` of the histogram's pairs, a bin on the safe side (0: none)."""
+    if hist.n_pairs == hist.n_zero:
+        return 0.0
+    _, m, _ = hist._occupied()
+    return max(abs(float(m.min())), abs(float(m.max()))) + np.log(2.0) / BINS_PER_OCTAVE
 
 
 def energy_scale_range(hists: list[LogDistanceHistogram]) -> tuple[float, float]:
