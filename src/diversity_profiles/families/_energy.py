@@ -38,7 +38,9 @@ _LOG_GRID_LIMIT = 690.0
 #: the sums are as exact as float64 round-off (ten terms left 2e-13, visible in tests).
 _TERMS = 14
 #: Bins of one chunk of the evaluation: (grid points × bins) floats at a time.
-_CHUNK = 1 << 16
+_CHUNK = 1 << 14
+#: Pairs binned at a time (a few float64 temporaries of this size).
+_PAIRS = 1 << 20
 
 
 class PairPowerSums:
@@ -76,6 +78,10 @@ class PairPowerSums:
         """Add a block of distances (each unordered pair once), optionally weighted."""
         d = np.asarray(d, dtype=np.float64).ravel()
         w = np.ones(d.size) if weights is None else np.asarray(weights, np.float64).ravel()
+        for start in range(0, d.size, _PAIRS):  # bounded temporaries, whatever the block
+            self._add(d[start : start + _PAIRS], w[start : start + _PAIRS])
+
+    def _add(self, d: np.ndarray, w: np.ndarray) -> None:
         weight = float(w.sum())
         keep = d > 0
         d, w = d[keep], w[keep]
@@ -138,7 +144,7 @@ class PairPowerSums:
     def add_matrix(self, D: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Add the pairs i < j of a distance matrix (pair weight ``w_i w_j``), by row blocks."""
         n = D.shape[0]
-        rows = max(1, (1 << 21) // max(n, 1))  # about 2M pairs per block
+        rows = max(1, 2 * _PAIRS // max(n, 1))  # about 2M pairs per block
         for r0 in range(0, n, rows):
             r1 = min(n, r0 + rows)
             iu = np.triu_indices(r1 - r0, k=1, m=n - r0)
