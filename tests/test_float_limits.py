@@ -82,8 +82,21 @@ def test_energy_of_tiny_distances_is_exact_where_representable_and_refused_where
     assert dp.energy(dp.pairwise_distances(Y), 1.0) == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match=r"s = 3 overflows float64"):
         dp.energy(dp.pairwise_distances(Y), 3.0)
-    with pytest.raises(ValueError, match="overflows float64"):
-        _profile({"a": Y, "b": X[6:12] * 1e-170}, "euclidean", ["energy"])
+    # The default grid stops where float64 stops (s ≈ 1.76 here), exact up to there ...
+    ds = _profile({"a": Y, "b": X[6:12] * 1e-170}, "euclidean", ["energy"])
+    s_end = float(ds.s.values[-1])
+    assert 1.5 < s_end < 1.8 and "capped" in ds.s.attrs["domain"]
+    mp_end = -sum(d ** -mpmath.mpf(s_end) for d in pairs) / len(pairs)
+    assert float(ds.energy.values[0, -1]) == pytest.approx(float(mp_end), rel=1e-12)
+    # ... and a user's exponent beyond it is refused, naming the argument
+    with pytest.raises(ValueError, match=r"overflows float64.*domains\['energy'\]"):
+        dp.profiles(
+            {"a": Y},
+            representation="r",
+            distance="euclidean",
+            families=["energy"],
+            domains={"energy": [1.0, 3.0]},
+        )
 
 
 def test_energy_profile_histogram_follows_the_data_scale():
@@ -248,9 +261,16 @@ def test_bootstrap_of_two_samples_survives_resamples_without_a_pair():
 
 
 def test_energy_profile_refuses_distances_beyond_the_histogram_range():
+    # The histogram (the large-n path's values) cannot hold a pair 1e25 times closer than
+    # the others; the exact path sums the pairs themselves and is exact there.
     sets = {"a": [[0.0], [1e-25], [1.0]], "b": [[0.0], [0.5], [1.0]]}
     with pytest.raises(ValueError, match="more than a factor 2\\*\\*64 away"):
-        dp.profiles(sets, representation="r", distance="euclidean", families=["energy"])
+        dp.profiles(
+            sets, representation="r", distance="euclidean", families=["energy"], method="large"
+        )
+    ds = _profile(sets, "euclidean", ["energy"])
+    s = ds.s.values
+    assert ds.energy.values[0] == pytest.approx(-(1e25**s + 2) / 3, rel=1e-12)
 
 
 def test_richness_of_object_arrays_counts_rows_or_refuses():

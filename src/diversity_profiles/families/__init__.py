@@ -18,8 +18,11 @@ from ._circles import (
 )
 from ._energy import (
     CoincidentPointsWarning,
+    PairPowerSums,
     energy,
     energy_from_histogram,
+    energy_from_pairs,
+    energy_grid_limit,
     energy_influence,
     energy_scale_range,
 )
@@ -59,6 +62,7 @@ __all__ = [
     "SM_SWITCH",
     "Z_OF_KERNEL",
     "CoincidentPointsWarning",
+    "PairPowerSums",
     "average_distance",
     "average_distance_influence",
     "circles",
@@ -70,6 +74,8 @@ __all__ = [
     "dual_kernel_spectrum",
     "energy",
     "energy_from_histogram",
+    "energy_from_pairs",
+    "energy_grid_limit",
     "energy_influence",
     "energy_scale_range",
     "graph_at",

@@ -286,23 +286,44 @@ def _circles(cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray) -
 
 
 def _s_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
-    from ..families import energy_scale_range
+    from ..families import energy_grid_limit, energy_scale_range
 
     hist = large.histogram if plan.large("energy") else (lambda item: item.histogram)
-    lo, hi = energy_scale_range([hist(item) for item in cond.sets])
-    return (
-        np.geomspace(lo, hi, n_points),
-        "log grid from 0.1 / sd(log d) to where d^-s weight sits on 1% of the pairs",
-    )
+    hists = [hist(item) for item in cond.sets]
+    lo, hi = energy_scale_range(hists)
+    how = "log grid from 0.1 / sd(log d) to where d^-s weight sits on 1% of the pairs"
+    # Unscaled data (raw pixels, distances ~1e4) reach mean d^-s < 1e-308 well before the
+    # curves bend: the grid stops where float64 stops, and says how to see the rest.
+    top = energy_grid_limit(hists)
+    if top < hi:
+        lo = min(lo, top / 10)
+        how += (
+            f", capped at s = {top:.4g} where d^-s of the closest or farthest pair reaches "
+            f"e^±690 (float64 holds e^±708); rescale the distances to order 1 to reach "
+            f"s = {hi:.4g}"
+        )
+        hi = top
+    return np.geomspace(lo, hi, n_points), how
 
 
 def _energy(cond: Condition, plan: Plan, item: PreparedSet, ss: np.ndarray) -> Result:
-    from ..families import energy_from_histogram
+    from ..core import EXACT
+    from ..engines import iter_distance_blocks
+    from ..families import PairPowerSums, energy_from_pairs
 
     if plan.large("energy"):
         return large.energy(cond, plan, item, ss)
-    where = f"energy profile of set {item.label!r}"
-    return {"energy": (energy_from_histogram(item.histogram, ss, where), {})}
+    # Exact: power sums over every pair (the histogram's bins are too coarse for the
+    # large s of concentrated data, 1e-4 off at s ≈ 900), streamed if no matrix exists.
+    sums = PairPowerSums(ss)
+    if item.has_distance_matrix or item.embeddings is None or item.weights is not None:
+        sums.add_matrix(item.D, item.weights)
+    else:  # energy alone never needs the n × n matrix
+        for block in iter_distance_blocks(item.embeddings, item.distance):
+            sums.add(block)
+    value = energy_from_pairs(sums, f"energy profile of set {item.label!r}")
+    note = "log-space power sums over every pair, exact to float64 round-off"
+    return {"energy": (value, {"method": EXACT, "method_note": note})}
 
 
 # --- Leinster–Cobbold -----------------------------------------------------
