@@ -1,5 +1,6 @@
 """The command line end to end on files in a temporary folder, malformed ones included."""
 
+import shutil
 import subprocess
 import sys
 
@@ -106,3 +107,18 @@ def test_demo_profiles_real_digits_and_writes_a_report(files):
     assert run.returncode == 0, run.stderr
     assert "### pixels/euclidean" in run.stdout
     assert (files / "demo.html").read_text().startswith("<!doctype html>")
+
+
+def test_summary_in_a_terminal_writes_labels_without_markdown_escapes(files):
+    shutil.copy(files / "beam.npy", files / "my_set[1].npy")
+    run = cli(
+        "compute", "my_set[1].npy", "dbs.npz", "-o", "escaped.nc", "--n-points", "12", cwd=files
+    )
+    assert run.returncode == 0, run.stderr
+    summary = cli("summary", "escaped.nc", cwd=files)
+    assert summary.returncode == 0
+    assert (
+        "my_set[1]" in summary.stdout
+        and "\\[" not in summary.stdout
+        and "\\_" not in summary.stdout
+    )

@@ -212,7 +212,7 @@ def _open(path: str):
 
 def cmd_summary(args) -> int:
     tree = _open(args.file)
-    print(for_terminal(tree.dp.summary()))
+    print(for_terminal(tree.dp.summary(markdown=False)))  # a terminal: no Markdown escapes
     return 0
 
 
@@ -241,7 +241,7 @@ def cmd_demo(args) -> int:
     out = _check_output(args.output, "html", args.overwrite)
     _progress("profiling three sets of scikit-learn's handwritten digits (1, 3, 10 classes)…")
     tree = dp.profiles(digit_sets(args.n), representation="pixels", distance="euclidean")
-    print(for_terminal(tree.dp.summary()))
+    print(for_terminal(tree.dp.summary(markdown=False)))  # a terminal: no Markdown escapes
     _report(tree, out, args.overwrite)
     return 0
 
