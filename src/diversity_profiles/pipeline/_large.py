@@ -280,10 +280,10 @@ def magnitude_lower_bound(h, n: int, ts: np.ndarray) -> np.ndarray:
     """``n² / (n + 2 Σ_{i<j} exp(−t d_ij))`` with each bin's pairs at its lower edge."""
     from ..engines import BINS_PER_OCTAVE, OCTAVES
 
-    occ = np.flatnonzero(h.counts)
+    occ, counts = h.bins, h.counts_of_bins()
     edge = np.exp((occ - OCTAVES * BINS_PER_OCTAVE) / h._scale() + (h.anchor or 0.0))
     edge[occ == 0] = 0.0
-    total = h.counts[occ] @ np.exp(-np.outer(edge, ts)) + h.n_zero
+    total = counts @ np.exp(-np.outer(edge, ts)) + h.n_zero
     return n * n / (n + 2.0 * total)
 
 

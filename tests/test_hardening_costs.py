@@ -1,0 +1,93 @@
+"""Costs that must not explode without an estimate (issue #22, second hardening pass).
+
+Every test here failed on the code before the fix it checks: per-set histograms of 3 MB
+whatever the set's size, O(n²) passes over exact duplicates, passes started with no time
+estimate, and comparisons of many sets that print every pair.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import diversity_profiles as dp
+from diversity_profiles.engines import LogDistanceHistogram
+from diversity_profiles.pipeline import _planning as planning
+
+
+def _tiny_sets(k: int, n: int = 2, d: int = 8, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    return {f"s{i}": rng.normal(size=(n, d)) for i in range(k)}
+
+
+# --- many tiny sets: per-set structures sized to the set, counted in the plan ------------------
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 40])
+def test_a_histogram_holds_at_most_one_bin_per_pair(n):
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 5))
+    d = np.array([np.linalg.norm(X[i] - X[j]) for i in range(n) for j in range(i + 1, n)])
+    h = LogDistanceHistogram()
+    h.add(d)
+    assert h.nbytes <= planning.HISTOGRAM_BIN_BYTES * d.size  # was 3 MB for any n
+    # the values are those of the pairs themselves (brute force over the pairs)
+    s = np.array([0.5, 2.0, 8.0])
+    ref = np.array([np.mean(d**-si) for si in s])
+    np.testing.assert_allclose(h.mean_power(s), ref, rtol=1e-6)
+    assert h.mean_distance() == pytest.approx(d.mean(), rel=1e-14)
+
+
+def test_sparse_histograms_merge_like_their_pooled_pairs():
+    rng = np.random.default_rng(1)
+    a, b = rng.random(300) + 0.5, 1e3 * (rng.random(200) + 0.5)  # anchors 10 octaves apart
+    ha, hb, pooled = LogDistanceHistogram(), LogDistanceHistogram(), LogDistanceHistogram()
+    ha.add(a[:150])
+    ha.add(a[150:])  # a second block into the same histogram
+    hb.add(b)
+    pooled.add(np.concatenate([b, a]))  # anchored like the merge (the larger distances)
+    merged = ha.merged([hb])
+    assert np.array_equal(merged.counts, pooled.counts)
+    np.testing.assert_allclose(merged.sum_u, pooled.sum_u, rtol=1e-9, atol=1e-15)
+    s = np.array([1.0, 3.0])
+    ref = [np.mean(np.concatenate([a, b]) ** -si) for si in s]
+    np.testing.assert_allclose(merged.mean_power(s), ref, rtol=1e-6)
+
+
+def test_many_tiny_sets_take_kilobytes_each_and_the_plan_counts_them():
+    import xarray  # noqa: F401  (imported before measuring: its import is not the sets' cost)
+
+    sets = _tiny_sets(300)
+    dp.profiles(_tiny_sets(2), representation="r", distance="euclidean", families=["energy"])
+    tracemalloc.start()
+    try:
+        tree = dp.profiles(
+            sets, representation="r", distance="euclidean", families=["average_distance", "energy"]
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 300 dense histograms took about 1 GB here; now the plan's own estimate bounds the peak
+    estimate = planning.per_set_bytes([2] * 300)
+    assert peak < estimate + 8e6, (peak, estimate)
+    assert estimate < 2e6  # and that estimate is kilobytes per set
+    ref = [np.linalg.norm(X[0] - X[1]) for X in sets.values()]
+    np.testing.assert_allclose(tree["r/euclidean"]["average_distance"].values, ref, rtol=1e-12)
+
+
+def test_ten_thousand_sets_of_two_fit_the_plan_or_are_refused_with_the_estimate(monkeypatch):
+    sizes = [2] * 10_000
+    kept = planning.per_set_bytes(sizes)
+    # an independent count: 10,000 histograms of one bin each, plus the fixed part per set
+    assert kept == pytest.approx(10_000 * (planning.PER_SET_BYTES + planning.HISTOGRAM_BIN_BYTES))
+    routes = planning.plan(["average_distance", "energy"], sizes, 8, available=16e9)
+    assert set(routes) == {"average_distance", "energy"}  # fits in 16 GB (it took 12 GB + fail)
+    with pytest.raises(MemoryError, match=r"(?s)kept per set .*10000 sets.*fewer sets per call"):
+        planning.plan(["average_distance", "energy"], sizes, 8, available=kept)
+    # the call itself is refused up front when memory is short (no histogram is formed)
+    monkeypatch.setattr(planning, "available_memory_bytes", lambda: kept)
+    with pytest.raises(MemoryError, match=r"kept per set for the whole condition \(10000 sets\)"):
+        dp.profiles(
+            _tiny_sets(10_000), representation="r", distance="euclidean",
+            families=["average_distance"],
+        )  # fmt: skip
