@@ -91,3 +91,106 @@ def test_ten_thousand_sets_of_two_fit_the_plan_or_are_refused_with_the_estimate(
             _tiny_sets(10_000), representation="r", distance="euclidean",
             families=["average_distance"],
         )  # fmt: skip
+
+
+# --- exact duplicates: passes over the distinct rows and their counts --------------------------
+
+
+def _with_duplicates(k: int, n: int, d: int = 3, seed: int = 0) -> np.ndarray:
+    """n rows drawn (with repeats) from k distinct ones, every distinct row at least once."""
+    rng = np.random.default_rng(seed)
+    U = rng.normal(size=(k, d))
+    pick = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    return U[rng.permutation(pick)]
+
+
+def _brute_circles(D: np.ndarray, tau: float) -> int:
+    """Largest set of rows pairwise farther apart than tau, by trying every subset."""
+    n, best = D.shape[0], 1
+    for mask in range(1, 2**n):
+        rows = [i for i in range(n) if mask >> i & 1]
+        if len(rows) > best and all(D[a, b] > tau for a in rows for b in rows if a < b):
+            best = len(rows)
+    return best
+
+
+def test_duplicates_give_the_profiles_of_all_their_pairs():
+    from scipy.spatial.distance import pdist, squareform
+
+    X = _with_duplicates(5, 13)
+    assert len({tuple(r) for r in X}) == 5  # collapsed: 5 of 13 rows are distinct
+    tree = dp.profiles(
+        {"a": X}, representation="r", distance="euclidean", n_boot=0,
+        families=["richness", "average_distance", "circles"],
+    )  # fmt: skip
+    ds = tree["r/euclidean"].ds
+    d = pdist(X)  # every one of the 78 pairs, those of copies (at distance 0) included
+    assert int(ds["richness"][0]) == 5
+    assert float(ds["average_distance"][0]) == pytest.approx(d.mean(), rel=1e-12)
+    # the grid is the quantiles of all the pairs (zeros of the copies included), as before
+    ref_grid = np.unique(np.concatenate([[0.0], np.quantile(d, np.linspace(0, 1, 99))]))
+    np.testing.assert_allclose(ds["tau"].values, ref_grid, rtol=1e-12)
+    D = squareform(d)
+    for tau in ds["tau"].values[::7]:
+        assert int(ds["circles"].sel(tau=tau)[0]) == _brute_circles(D, tau)
+
+
+def test_the_weighted_average_distance_influence_is_that_of_all_rows():
+    from scipy.spatial.distance import pdist, squareform
+
+    X = _with_duplicates(4, 40, seed=2)
+    tree = dp.profiles(
+        {"a": X}, representation="r", distance="euclidean", families=["average_distance"]
+    )
+    ds = tree["r/euclidean"].ds
+    D = squareform(pdist(X))
+    # each sample's influence (its mean distance to the others, centred), brute force
+    rows = D.sum(axis=1) / (len(X) - 1)
+    h = 2 * (rows - rows.mean())
+    se = np.sqrt(np.sum(h**2)) / len(X)
+    reps = ds["average_distance_boot"].values[0]
+    assert np.std(reps) == pytest.approx(se, rel=0.15)  # 200 normal draws: about 5% off
+
+
+def test_a_million_copies_take_seconds_not_hours():
+    import time
+
+    X = np.repeat(np.random.default_rng(0).normal(size=(2, 16)), 500_000, axis=0)
+    start = time.perf_counter()
+    tree = dp.profiles(
+        {"a": X}, representation="r", distance="euclidean",
+        families=["richness", "average_distance", "circles"], max_seconds=60,
+    )  # fmt: skip
+    assert time.perf_counter() - start < 60  # an O(n²) pass of 5e11 pairs before: ~30 hours
+    ds = tree["r/euclidean"].ds
+    n = 1_000_000
+    gap = float(np.linalg.norm(X[0] - X[-1]))
+    assert int(ds["richness"][0]) == 2
+    # 500,000² of the n(n - 1)/2 pairs are at distance `gap`, the others are copies
+    assert float(ds["average_distance"][0]) == pytest.approx(
+        gap * 500_000**2 / (n * (n - 1) / 2), rel=1e-12
+    )
+    assert ds["circles"].values[0].max() == 2 and ds["circles"].values[0].min() == 1
+
+
+# --- long passes are estimated and refused up front ---------------------------------------------
+
+
+def test_a_long_pass_over_the_pairs_is_refused_up_front_with_its_estimate():
+    import time
+
+    X = np.random.default_rng(0).normal(size=(12_000, 16))  # 7.2e7 pairs, all distinct
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"(?s)would take about \d+ s for its passes over the "
+                       r"pairs.*max_seconds=0.01.*leave out 'average_distance'"):  # fmt: skip
+        dp.profiles(
+            {"a": X}, representation="r", distance="euclidean",
+            families=["average_distance"], max_seconds=0.01,
+        )  # fmt: skip
+    assert time.perf_counter() - start < 0.5 * 60  # refused after a probe, not after the pass
+    # the cosine average distance is a closed form (O(n d)): nothing to refuse
+    tree = dp.profiles(
+        {"a": X}, representation="r", distance="cosine", families=["average_distance"],
+        max_seconds=0.01, n_boot=0,
+    )  # fmt: skip
+    assert np.isfinite(tree["r/cosine"]["average_distance"].values).all()

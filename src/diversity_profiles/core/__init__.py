@@ -1,7 +1,7 @@
 """The foundation every layer stands on: input checks, progress bars, time and memory
 budgets, escaping of untrusted text, and named representations. Imports numpy only."""
 
-from ._budget import PROGRESS_AFTER_S, plan_repeats
+from ._budget import PROGRESS_AFTER_S, plan_repeats, plan_work
 from ._escaping import (
     ScriptSafeEncoder,
     display_labels,
@@ -60,6 +60,7 @@ __all__ = [
     "markdown_text",
     "one_of",
     "plan_repeats",
+    "plan_work",
     "progress",
     "require",
     "script_json",

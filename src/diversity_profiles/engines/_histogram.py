@@ -175,8 +175,8 @@ class LogDistanceHistogram:
         sum_u = np.bincount(index, weights=wu, minlength=span)
         wu *= u
         sum_u2 = np.bincount(index, weights=wu, minlength=span)
-        keep = np.flatnonzero(counts)
-        self._accumulate(keep + low, [counts[keep], sum_u[keep], sum_u2[keep]])
+        occupied = np.flatnonzero(counts)
+        self._accumulate(occupied + low, [counts[occupied], sum_u[occupied], sum_u2[occupied]])
 
     def _occupied(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Occupied bins: counts, mean log d and variance of log d inside each."""

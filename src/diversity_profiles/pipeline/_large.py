@@ -93,7 +93,10 @@ def prepared_input(item: PreparedSet) -> object:
 
 
 def histogram(item: PreparedSet) -> LogDistanceHistogram:
-    """The set's log-distance histogram from the blocked streamed pass (float64 GEMM)."""
+    """The set's log-distance histogram from the blocked streamed pass (float64 GEMM); a
+    set of exact duplicates takes it from its distinct rows (``PreparedSet.collapsed``)."""
+    if item.collapsed is not None:
+        return item.histogram
     return item.derived(
         ("streamed histogram",),
         lambda: engine(item).distance_pass(

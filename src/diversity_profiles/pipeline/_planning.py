@@ -128,8 +128,12 @@ def plan(
     n_grid: int = 100,
     available: float | None = None,
     distance: str | None = None,
+    distinct_sizes: list[int] | None = None,
 ) -> dict[str, Route]:
     """Route every family to its exact or large-n method, or refuse with the plan.
+
+    ``distinct_sizes``: the rows each set's passes work on for the families that collapse
+    exact duplicates (``Cost.collapses_duplicates``); those families are sized by them.
 
     Examples
     --------
@@ -141,7 +145,13 @@ def plan(
     have = available_memory_bytes() if available is None else available
     budget = _HEADROOM * have
     routes: dict[str, Route] = {}
+    collapsed = set()  # families sized by fewer (distinct) rows: they form no n × n matrix
     for fam in families:
+        n = max(sizes)
+        if distinct_sizes is not None and FAMILIES[fam].cost.collapses_duplicates:
+            n = max(distinct_sizes)
+            if n < max(sizes):
+                collapsed.add(fam)
         exact = _exact_bytes(fam, n, n_sets, dual_vendi)
         max_n = FAMILIES[fam].cost.auto_exact_max_n
         if precomputed or _no_matrix(fam, dual_vendi) or max_n is None:
@@ -171,11 +181,12 @@ def plan(
             routes[fam] = Route(fam, "large", large, why)
     # Exact energy and average distance stream the pairs unless another exact family has
     # formed the distance matrices, which they then reuse (plus the upper-triangle indices).
+    n = max(sizes)
     streamed = [f for f in routes if FAMILIES[f].cost.streams_exact]
     matrices = any(r.method == "exact" and r.nbytes > 0 for f, r in routes.items()
-                   if f not in streamed)  # fmt: skip
+                   if f not in streamed and f not in collapsed)  # fmt: skip
     for f in streamed:
-        if routes[f].method == "exact" and not precomputed:
+        if routes[f].method == "exact" and not precomputed and f not in collapsed:
             block = min(n, 2048)  # the streamed blocks are at most 2048 × 2048
             routes[f].nbytes = 8.0 * n * n * (n_sets + 1.5) if matrices else 6 * block**2 * 8
     # Families run one after another and free their buffers: the peak is the largest one,
