@@ -5,6 +5,7 @@ whatever the set's size, O(n²) passes over exact duplicates, passes started wit
 estimate, and comparisons of many sets that print every pair.
 """
 
+import re
 import tracemalloc
 
 import numpy as np
@@ -194,3 +195,94 @@ def test_a_long_pass_over_the_pairs_is_refused_up_front_with_its_estimate():
         max_seconds=0.01, n_boot=0,
     )  # fmt: skip
     assert np.isfinite(tree["r/cosine"]["average_distance"].values).all()
+
+
+# --- compare and summary of many sets -----------------------------------------------------------
+
+
+def _many_set_comparison(k: int):
+    rng = np.random.default_rng(3)
+    sets = {f"g{i:02d}": rng.normal(size=(40, 3)) * (1.0 + 0.1 * i) for i in range(k)}
+    tree = dp.profiles(
+        sets, representation="r", distance="euclidean", families=["average_distance", "energy"]
+    )
+    return dp.compare(tree)
+
+
+def test_a_summary_of_many_sets_leads_with_a_ranking_and_counts_the_findings():
+    import time
+
+    from diversity_profiles.comparison import summary
+
+    cmp = _many_set_comparison(30)  # 435 pairs
+    start = time.perf_counter()
+    text = summary(cmp)
+    assert time.perf_counter() - start < 5  # every pair through xarray took ~20 s here
+    ds = cmp["r/euclidean"].to_dataset()
+    labels = [str(s) for s in ds.set_a.values]
+    # not every pair: no pair block ("these samples ...") but one ranking line per family
+    assert "these samples (no confidence):" not in text
+    assert "summary(comparison, every_pair=True)" in text
+    finding = ds["finding"].sel(family="average_distance").values
+    wins, losses = (finding == "dominates").sum(axis=1), (finding == "dominated").sum(axis=1)
+    assert wins.sum() > 0  # the sets differ enough for findings to rank
+    line = next(x for x in text.splitlines() if x.startswith("- average_distance: "))
+    # the sets named in the ranking's order: most dominated minus dominating first
+    score = {labels[i]: int(wins[i] - losses[i]) for i in range(30)}
+    named = re.findall(r"g\d\d", line)
+    assert [score[x] for x in named] == sorted((score[x] for x in named), reverse=True)
+    top = max(range(30), key=lambda i: (score[labels[i]], -i))
+    first_group = line.split(": ", 1)[1].split(")")[0] + ")"
+    assert labels[top] in first_group and first_group.endswith(f"(+{wins[top]} −{losses[top]})")
+    # the count of pairs with a finding in some family, from the comparison itself
+    claims = np.isin(ds["finding"].values, ["dominates", "dominated", "crosses"]).any(axis=2)
+    assert f"{int(np.triu(claims, 1).sum())} of the 435 pairs hold a finding" in text
+    # every pair on request, fast as well
+    start = time.perf_counter()
+    full = summary(cmp, every_pair=True)
+    assert time.perf_counter() - start < 10
+    assert full.count("these samples (no confidence):") == 435
+    with pytest.raises(TypeError, match="'every_pair' argument of summary"):
+        summary(cmp, every_pair="yes")
+
+
+def test_a_summary_of_a_few_sets_still_writes_every_pair():
+    from diversity_profiles.comparison import summary
+
+    text = summary(_many_set_comparison(4))
+    assert text.count("these samples (no confidence):") == 6
+    assert "ranked per family" not in text
+
+
+def _familywise_z_by_loops(centred, level, seed=0):
+    """The family-wise z written out point by point (an independent reference)."""
+    from diversity_profiles.comparison._verdict import RECOMBINATIONS
+
+    rng = np.random.default_rng(seed)
+    draws, sds = [], []
+    for c in centred:
+        ok = np.isfinite(c).all(axis=0)
+        clean = np.where(ok, c, 0.0)
+        w = rng.standard_normal((RECOMBINATIONS, c.shape[0]))
+        draws.append(w @ clean / np.sqrt(c.shape[0] - 1))
+        sds.append(np.where(ok, np.sum(clean**2, axis=0) / (c.shape[0] - 1), np.nan))
+    stat = np.zeros(RECOMBINATIONS)
+    for i in range(len(centred)):
+        for j in range(i + 1, len(centred)):
+            for p in range(centred[0].shape[1]):
+                sd = np.sqrt(sds[i][p] + sds[j][p])
+                if np.isfinite(sd) and sd > 0:
+                    stat = np.maximum(stat, np.abs(draws[i][:, p] - draws[j][:, p]) / sd)
+    return float(np.quantile(stat, level))
+
+
+def test_the_familywise_z_is_that_of_every_pair_and_point():
+    from diversity_profiles.comparison._verdict import familywise_z
+
+    rng = np.random.default_rng(5)
+    centred = [rng.standard_normal((30, 7)) * (1 + k) for k in range(5)]
+    centred[1][:, 2] = np.nan  # a point without a band
+    centred[2][:, 4] = 0.0  # ... and one that never varies
+    assert familywise_z(centred, 0.99) == pytest.approx(
+        _familywise_z_by_loops(centred, 0.99), rel=1e-12
+    )

@@ -78,14 +78,12 @@ def check_pass_time(
         return
     visits = {item.label: pair_visits(cond, plan, fams, item) for item in local}
     total = sum(sum(v.values()) for v in visits.values())
-    probe_set = max(local, key=lambda s: s.pass_size)
-    m = min(probe_set.pass_size, BLOCK)
+    probe_set = max(local, key=lambda s: s.n)
+    m = min(probe_set.n, BLOCK)  # every set has 2 samples or more
     if total < MIN_PROBES * _pairs(m):
         return
     assert probe_set.embeddings is not None  # local sets are embeddings
     rows = probe_set.embeddings[:m]
-    if probe_set.collapsed is not None:
-        rows = probe_set.embeddings[probe_set.collapsed[0][:m]]
 
     def probe() -> None:
         hist = LogDistanceHistogram()
