@@ -262,6 +262,91 @@ def test_profiles_compare_merge(first, second, label, distance, kwargs):
     _outcome(dp.merge, [tree, tree])
 
 
+@st.composite
+def sets_with_duplicates(draw, max_distinct=5, max_n=14):
+    """Rows drawn with repeats from a few distinct ones (all copies of one row included)."""
+    k = draw(st.integers(1, max_distinct))
+    d = draw(st.integers(1, 3))
+    U = draw(arrays(np.float64, (k, d), elements=st.integers(-3, 3).map(float), unique=False))
+    U = np.unique(U, axis=0)  # the distinct rows
+    counts = draw(st.lists(st.integers(1, 4), min_size=len(U), max_size=len(U)))
+    if sum(counts) < 2:
+        counts[0] = 2
+    X = np.repeat(U, counts, axis=0)[:max_n]
+    perm = draw(st.permutations(list(range(X.shape[0]))))
+    return X[perm] * draw(st.sampled_from([1.0, 1e-30, 1e30, 0.37]))
+
+
+@settings(SETTINGS, max_examples=30)
+@given(X=sets_with_duplicates(), distance=st.sampled_from(["euclidean", "cosine"]))
+def test_duplicates_profile_like_their_distinct_rows(X, distance):
+    """Richness and Circles of a set with copies are those of its distinct rows; its average
+    distance is the weighted formula sum_{a != b} w_a w_b d_ab / (n (n - 1))."""
+    tree = _outcome(
+        dp.profiles, {"a": X}, representation="r", distance=distance, n_boot=0,
+        families=["richness", "average_distance", "circles"],
+    )  # fmt: skip
+    if tree is None:  # a zero row under the cosine distance: refused, with a message
+        return
+    ds = tree[f"r/{distance}"].to_dataset()
+    from diversity_profiles.engines import prepare_embeddings
+
+    rows = prepare_embeddings(X, distance, "test", "X")  # duplicates: equal prepared rows
+    _, first, w = np.unique(rows, axis=0, return_index=True, return_counts=True)
+    distinct = X[first]
+    n = X.shape[0]
+    assert int(ds["richness"][0]) == len(distinct)
+    Dd = dp.pairwise_distances(distinct, distance=distance)
+    weighted = float(w @ Dd @ w) / (n * (n - 1))  # the diagonal of Dd is 0
+    every_pair = dp.pairwise_distances(X, distance=distance)[np.triu_indices(n, 1)].mean()
+    got = float(ds["average_distance"][0])
+    assert got == pytest.approx(weighted, rel=1e-9, abs=1e-300)
+    assert got == pytest.approx(every_pair, rel=1e-9, abs=1e-300)
+    taus = ds["tau"].values
+    if len(distinct) >= 2:
+        again = dp.profiles(
+            {"a": distinct}, representation="r", distance=distance, n_boot=0,
+            families=["circles"], domains={"circles": list(taus)},
+        )  # fmt: skip
+        np.testing.assert_array_equal(
+            ds["circles"].values, again[f"r/{distance}"]["circles"].values
+        )
+    else:  # all copies of one row: one circle at every threshold
+        assert (ds["circles"].values == 1).all()
+
+
+@settings(SETTINGS, max_examples=15)
+@given(
+    sizes=st.lists(st.integers(2, 3), min_size=1, max_size=60),
+    family=st.sampled_from(["average_distance", "energy", "richness"]),
+)
+def test_many_tiny_sets(sizes, family):
+    """Many sets of 2 or 3 samples: values of their own pairs, memory counted by the plan."""
+    from diversity_profiles.pipeline import _planning as planning
+
+    rng = np.random.default_rng(len(sizes))
+    sets = {f"s{i}": rng.normal(size=(m, 4)) for i, m in enumerate(sizes)}
+    assert planning.per_set_bytes(sizes) <= len(sizes) * (
+        planning.PER_SET_BYTES + 3 * planning.HISTOGRAM_BIN_BYTES
+    )
+    tree = _outcome(
+        dp.profiles, sets, representation="r", distance="euclidean", n_boot=0, families=[family]
+    )
+    if tree is None:
+        return
+    ds = tree["r/euclidean"].to_dataset()
+    for k, X in enumerate(sets.values()):
+        D = dp.pairwise_distances(X)
+        d = D[np.triu_indices(len(X), 1)]
+        if family == "average_distance":
+            assert float(ds["average_distance"][k]) == pytest.approx(d.mean(), rel=1e-12)
+        elif family == "richness":
+            assert int(ds["richness"][k]) == len(X)
+        else:  # energy: minus the mean of d^-s over the pairs, at every s of the grid
+            ref = [-np.mean(d**-s) for s in ds["s"].values]
+            np.testing.assert_allclose(ds["energy"].values[k], ref, rtol=1e-6)
+
+
 @settings(SETTINGS, max_examples=15)
 @given(images=raw_arrays(), size=st.sampled_from([1, (2, 3), 0, (10**6, 10**6), "4", (1.5, 2)]))
 def test_pixel_vectors(images, size):

@@ -263,3 +263,53 @@ def permutation_note(tested: Sequence[tuple[str, float]], n_permutations: int) -
         return None
     parts = [f"{name} p = {fmt_g(p, 2)}" for name, p in tested]
     return f"permutation test ({n_permutations} relabellings, Holm-adjusted): " + ", ".join(parts)
+
+
+def ranking_intro(n_sets: int) -> str:
+    """The line before the rankings of a condition with too many sets for every pair."""
+    return (
+        f"{n_sets} sets: ranked per family by how many of the others each dominates "
+        "(+) and is dominated by (−), supported findings where the family has them."
+    )
+
+
+#: A ranking names at most this many sets of one tie (the rest are counted).
+RANKING_TIE_NAMES = 6
+
+
+def ranking_line(family: str, ranked: Sequence[tuple[str, int, int]], banded: bool) -> str:
+    """One family's ranking: ``ranked`` lists (label, dominates, dominated), first first;
+    sets with the same counts are one group (its first RANKING_TIE_NAMES named).
+
+    >>> ranking_line("vendi", [("a", 2, 0), ("b", 0, 1), ("c", 0, 1)], True)
+    '- vendi: a (+2 −0), b, c (+0 −1)'
+    """
+    groups: list[tuple[list[str], int, int]] = []
+    for label, wins, losses in ranked:
+        if groups and groups[-1][1:] == (wins, losses):
+            groups[-1][0].append(label)
+        else:
+            groups.append(([label], wins, losses))
+    parts = []
+    for labels, wins, losses in groups:
+        named = ", ".join(labels[:RANKING_TIE_NAMES])
+        if len(labels) > RANKING_TIE_NAMES:
+            named += f" and {len(labels) - RANKING_TIE_NAMES} more"
+        parts.append(f"{named} (+{wins} −{losses})")
+    return f"- {family}: {', '.join(parts)}" + ("" if banded else " (these samples, no confidence)")
+
+
+def findings_count_line(n_pairs: int, supported: int, per_family: Sequence[tuple[str, int]]) -> str:
+    """How many of the pairs hold a finding, in all and per family with uncertainty."""
+    if not per_family:
+        return f"No finding on any of the {n_pairs} pairs: no family has sampling uncertainty."
+    each = ", ".join(f"{family} {count}" for family, count in per_family)
+    return f"{supported} of the {n_pairs} pairs hold a finding in some family ({each})."
+
+
+def every_pair_note(n_pairs: int) -> str:
+    """How to read every pair when the summary ranks the sets instead."""
+    return (
+        f"Each of the {n_pairs} pairs: summary(comparison, every_pair=True), "
+        "or the comparison's variables (verdict, finding)."
+    )

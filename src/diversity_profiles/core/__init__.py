@@ -2,7 +2,7 @@
 budgets, escaping of untrusted text, named representations, and how a set's samples are
 read from DataArrays and tensors. Imports numpy only."""
 
-from ._budget import PROGRESS_AFTER_S, plan_repeats
+from ._budget import PROGRESS_AFTER_S, plan_repeats, plan_work
 from ._escaping import (
     ScriptSafeEncoder,
     display_labels,
@@ -65,6 +65,7 @@ __all__ = [
     "markdown_text",
     "one_of",
     "plan_repeats",
+    "plan_work",
     "progress",
     "refuse_dataless_tensor",
     "require",

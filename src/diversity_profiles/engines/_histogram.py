@@ -40,12 +40,15 @@ class LogDistanceHistogram:
     """
 
     def __init__(self) -> None:
-        size = 2 * OCTAVES * BINS_PER_OCTAVE
-        self.counts = np.zeros(size)
+        # Sparse: only the occupied bins (sorted indices into the 2 * OCTAVES * BINS_PER_OCTAVE
+        # bins) and their sums are kept, so a set of n samples holds at most n(n-1)/2 bins:
+        # a dense histogram took 3 MB per set whatever its size (3 GB for 1,000 pairs).
+        self.bins = np.empty(0, dtype=np.intp)
+        self._counts = np.empty(0)
         # Moments of the offset u = log d - (bin's lower edge), kept small so the
         # variance does not cancel.
-        self.sum_u = np.zeros(size)
-        self.sum_u2 = np.zeros(size)
+        self._sum_u = np.empty(0)
+        self._sum_u2 = np.empty(0)
         self.n_pairs = 0.0
         self.n_zero = 0.0
         self.sum_d = 0.0
@@ -53,6 +56,73 @@ class LogDistanceHistogram:
         self.anchor: float | None = None
         #: Positive pairs outside the covered range (clipped to the end bins).
         self.n_clipped = 0.0
+
+    def __setstate__(self, state: dict) -> None:
+        # Histograms pickled before they were sparse held the three dense arrays.
+        state = dict(state)
+        dense = [state.pop(key, None) for key in ("counts", "sum_u", "sum_u2")]
+        self.__dict__.update(state)
+        if dense[0] is not None:
+            self.set_dense(*dense)
+
+    #: Bins of the whole covered range (what a dense histogram holds).
+    SIZE = 2 * OCTAVES * BINS_PER_OCTAVE
+
+    def _dense(self, values: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.SIZE)
+        out[self.bins] = values
+        return out
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Pair counts (weights) of every bin, dense (``SIZE`` floats; formed on request)."""
+        return self._dense(self._counts)
+
+    @property
+    def sum_u(self) -> np.ndarray:
+        """Per bin, the sum of the offsets of log d from the bin's lower edge (dense)."""
+        return self._dense(self._sum_u)
+
+    @property
+    def sum_u2(self) -> np.ndarray:
+        """Per bin, the sum of the squared offsets (dense)."""
+        return self._dense(self._sum_u2)
+
+    def counts_of_bins(self) -> np.ndarray:
+        """The pair counts of the occupied bins :attr:`bins` (aligned with them)."""
+        return self._counts
+
+    def set_dense(self, counts, sum_u, sum_u2) -> None:
+        """Replace the bins with dense arrays of ``SIZE`` (e.g. filled on a device)."""
+        counts = np.asarray(counts, dtype=np.float64)
+        self.bins = np.flatnonzero(counts)
+        self._counts = counts[self.bins]
+        self._sum_u = np.asarray(sum_u, dtype=np.float64)[self.bins]
+        self._sum_u2 = np.asarray(sum_u2, dtype=np.float64)[self.bins]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the bins (four numbers per occupied bin)."""
+        return int(self.bins.nbytes + 3 * self._counts.nbytes)
+
+    def _accumulate(self, index: np.ndarray, parts: list[np.ndarray]) -> None:
+        """Add ``parts`` (counts, sum_u, sum_u2 for the sorted, distinct bins ``index``)."""
+        if not self.bins.size:
+            self.bins, (self._counts, self._sum_u, self._sum_u2) = index, parts
+            return
+        if np.array_equal(index, self.bins):  # the same bins again: no reallocation
+            for mine, theirs in zip((self._counts, self._sum_u, self._sum_u2), parts, strict=True):
+                mine += theirs
+            return
+        union = np.union1d(self.bins, index)
+        mine_at, theirs_at = np.searchsorted(union, self.bins), np.searchsorted(union, index)
+        merged = []
+        for mine, theirs in zip((self._counts, self._sum_u, self._sum_u2), parts, strict=True):
+            out = np.zeros(union.size)
+            out[mine_at] = mine
+            out[theirs_at] += theirs  # the same order of additions as dense bins
+            merged.append(out)
+        self.bins, (self._counts, self._sum_u, self._sum_u2) = union, merged
 
     @staticmethod
     def _scale() -> float:
@@ -79,7 +149,7 @@ class LogDistanceHistogram:
             self.n_zero += total - float(w.sum())
         if positive.size == 0:
             return
-        size = self.counts.size
+        size = self.SIZE
         if self.anchor is None:
             self.anchor = float(np.frexp(positive.max())[1]) * np.log(2.0)
         # position = log(d) * bins-per-unit + offset, computed in place: this runs on every pair.
@@ -95,24 +165,24 @@ class LogDistanceHistogram:
         u = position
         u -= index
         u /= self._scale()
-        if w is None:
-            self.counts += np.bincount(index, minlength=size)
-            self.sum_u += np.bincount(index, weights=u, minlength=size)
-            u *= u
-            self.sum_u2 += np.bincount(index, weights=u, minlength=size)
-        else:
-            self.counts += np.bincount(index, weights=w, minlength=size)
-            wu = w * u
-            self.sum_u += np.bincount(index, weights=wu, minlength=size)
-            wu *= u
-            self.sum_u2 += np.bincount(index, weights=wu, minlength=size)
+        # Bin over the block's own range of bins only (a dense bincount over all SIZE bins
+        # per block would cost 3 MB per set), then keep the occupied ones.
+        low = int(index.min())
+        index -= low
+        span = int(index.max()) + 1
+        counts = np.bincount(index, weights=w, minlength=span).astype(np.float64, copy=False)
+        wu = u if w is None else w * u
+        sum_u = np.bincount(index, weights=wu, minlength=span)
+        wu *= u
+        sum_u2 = np.bincount(index, weights=wu, minlength=span)
+        occupied = np.flatnonzero(counts)
+        self._accumulate(occupied + low, [counts[occupied], sum_u[occupied], sum_u2[occupied]])
 
     def _occupied(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Occupied bins: counts, mean log d and variance of log d inside each."""
-        occ = np.flatnonzero(self.counts)
-        c = self.counts[occ]
-        mean_u = self.sum_u[occ] / c
-        var_u = np.maximum(self.sum_u2[occ] / c - mean_u**2, 0.0)
+        occ, c = self.bins, self._counts
+        mean_u = self._sum_u / c
+        var_u = np.maximum(self._sum_u2 / c - mean_u**2, 0.0)
         lower_edge = (occ - OCTAVES * BINS_PER_OCTAVE) / self._scale() + (self.anchor or 0.0)
         return c, lower_edge + mean_u, var_u
 
@@ -159,10 +229,9 @@ class LogDistanceHistogram:
         (True, True)
         """
         s = np.atleast_1d(np.asarray(s, dtype=np.float64))
-        occ = np.flatnonzero(self.counts)
-        c = self.counts[occ]
+        occ, c = self.bins, self._counts
         width = 1.0 / self._scale()
-        frac = np.clip(self.sum_u[occ] / c / width, 0.0, 1.0)  # where the mean sits in the bin
+        frac = np.clip(self._sum_u / c / width, 0.0, 1.0)  # where the mean sits in the bin
         edge = (occ - OCTAVES * BINS_PER_OCTAVE) * width + (self.anchor or 0.0)
         total = c.sum()
 
@@ -207,7 +276,6 @@ class LogDistanceHistogram:
         out = LogDistanceHistogram()
         anchors = [h.anchor for h in [self, *others] if h.anchor is not None]
         out.anchor = max(anchors, default=None)
-        size = self.counts.size
         for h in [self, *others]:
             # Anchors are powers of two: re-anchoring shifts whole octaves of bins; what would
             # fall off the low end joins the first bin (and is counted as clipped).
@@ -215,11 +283,20 @@ class LogDistanceHistogram:
             if h.anchor is not None and out.anchor is not None:  # out.anchor is set if any is
                 shift = round((out.anchor - h.anchor) / np.log(2.0))
             shift *= BINS_PER_OCTAVE
-            for mine, theirs in ((out.counts, h.counts), (out.sum_u, h.sum_u),
-                                 (out.sum_u2, h.sum_u2)):  # fmt: skip
-                mine[: size - shift] += theirs[shift:]
-                mine[0] += theirs[:shift].sum()
-            out.n_clipped += h.n_clipped + (h.counts[:shift].sum() if shift else 0.0)
+            index = h.bins - shift
+            parts = [h._counts, h._sum_u, h._sum_u2]
+            first = int(np.searchsorted(index, 0))  # bins shifted below the first one
+            if first:
+                low = [p[:first].sum() for p in parts]
+                out.n_clipped += low[0]
+                keep_zero = first < index.size and index[first] == 0
+                index = np.concatenate([[] if keep_zero else [0], index[first:]]).astype(np.intp)
+                parts = [np.concatenate([[] if keep_zero else [0.0], p[first:]]) for p in parts]
+                for p, extra in zip(parts, low, strict=True):
+                    p[0] += extra
+            if index.size:
+                out._accumulate(index, [p.copy() for p in parts])
+            out.n_clipped += h.n_clipped
             out.n_pairs += h.n_pairs
             out.n_zero += h.n_zero
             out.sum_d += h.sum_d

@@ -352,9 +352,7 @@ class _DeviceHistogram:
 
     def host(self) -> LogDistanceHistogram:
         h = LogDistanceHistogram()
-        h.counts, h.sum_u, h.sum_u2 = (
-            a.cpu().numpy() for a in (self.counts, self.sum_u, self.sum_u2)
-        )
+        h.set_dense(*(a.cpu().numpy() for a in (self.counts, self.sum_u, self.sum_u2)))
         h.n_pairs, h.n_zero, h.n_clipped = float(self.n_pairs), float(self.n_zero), self.n_clipped
         h.sum_d, h.anchor = float(self.sum_d), self.anchor
         return h

@@ -37,6 +37,13 @@ T = TypeVar("T")
 #: Held only while a set's per-key lock is looked up or made (never while deriving).
 _LOCKS_GUARD = threading.Lock()
 
+#: Exact duplicate rows are collapsed to the distinct rows and their counts for the passes
+#: over the pairs (histogram, average distance, Circles) when at most this share of the rows
+#: is distinct: the pairs then drop at least fourfold (an all-duplicate set: to none).
+COLLAPSE_SHARE = 0.5
+#: Rows per block of the streamed passes (that of :func:`..engines.iter_distance_blocks`).
+BLOCK = 2048
+
 
 @dataclass(frozen=True)
 class PreparedSet:
@@ -149,14 +156,94 @@ class PreparedSet:
         iu = np.triu_indices(self.n, k=1)
         return self.weights[iu[0]] * self.weights[iu[1]]
 
+    def _distinct_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(index of the first of each distinct embedding row, its count, each row's
+        distinct row), in row order."""
+
+        def find() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            assert self.embeddings is not None  # only embeddings have rows to compare
+            _, first, inverse, counts = np.unique(
+                self.embeddings, axis=0, return_index=True, return_inverse=True, return_counts=True
+            )
+            order = np.argsort(first)
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            return first[order], counts[order], rank[inverse.ravel()]
+
+        return self.derived("distinct rows", find)
+
+    @property
+    def collapsed(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The distinct rows (indices) and their multiplicities when collapsing pays.
+
+        Exact duplicates (equal prepared rows) are at distance 0: a pass over the pairs of
+        the distinct rows, each pair weighted by the product of the counts, plus the
+        ``Σ m (m - 1) / 2`` pairs of copies at distance 0, is the pass over all pairs. None
+        for distances given as a matrix, a bootstrap resample (already weighted), or a set
+        with more than ``COLLAPSE_SHARE`` of its rows distinct.
+
+        >>> X = np.array([[0.0], [3.0], [0.0], [0.0]])
+        >>> s = PreparedSet("a", "euclidean", embeddings=X)
+        >>> [a.tolist() for a in s.collapsed]
+        [[0, 1], [3, 1]]
+        >>> s.histogram.mean_distance()  # 3 of the 6 pairs are at distance 3
+        1.5
+        """
+        if self.embeddings is None or self.weights is not None:
+            return None
+        first, counts, _ = self._distinct_rows()
+        return (first, counts) if first.size <= COLLAPSE_SHARE * self.n else None
+
+    @property
+    def pass_size(self) -> int:
+        """Rows the passes over the pairs of a collapsing family work on (see collapsed)."""
+        return self.n if self.collapsed is None else int(self.collapsed[0].size)
+
+    def distinct_of_rows(self) -> np.ndarray:
+        """For each row, its distinct row (an index into ``collapsed[0]``)."""
+        return self._distinct_rows()[2]
+
+    @property
+    def distinct_D(self) -> np.ndarray:
+        """The distances of the distinct rows (:attr:`collapsed`), or :attr:`D` without it."""
+        if self.collapsed is None:
+            return self.D
+        first = self.collapsed[0]
+        if "D" in self._cache:
+            return self._cache["D"][np.ix_(first, first)]
+
+        def form() -> np.ndarray:
+            check_pairwise_memory(first.size, FUNC, what=f"distinct rows of set {self.label!r}")
+            assert self.embeddings is not None  # collapsed sets are embeddings
+            return distance_matrix(self.embeddings[first], self.distance)
+
+        return self.derived("distinct D", form)
+
+    def pair_distances(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every unordered pair's distance (triu order) and its weight (None: once each),
+        from the distinct rows when the set is :attr:`collapsed` (the pairs of copies
+        come first, at distance 0, weighted by their number)."""
+        if self.collapsed is None:
+            return self.D[np.triu_indices(self.n, k=1)], self.pair_weights()
+        counts = self.collapsed[1].astype(np.float64)
+        iu = np.triu_indices(counts.size, k=1)
+        copies = float(np.sum(counts * (counts - 1) / 2))
+        return (
+            np.concatenate([[0.0], self.distinct_D[iu]]),
+            np.concatenate([[copies], counts[iu[0]] * counts[iu[1]]]),
+        )
+
     @property
     def histogram(self) -> LogDistanceHistogram:
         def fill() -> LogDistanceHistogram:
             hist = LogDistanceHistogram()
             if self.has_distance_matrix or self.embeddings is None or self.weights is not None:
                 hist.add(self.D[np.triu_indices(self.n, k=1)], self.pair_weights())
+            elif self.collapsed is not None:  # the distinct rows' pairs, weighted
+                first, counts = self.collapsed
+                _add_weighted_pairs(hist, self.embeddings[first], counts, self.distance)
             else:  # stream blocks: energy alone never needs the n × n matrix
-                for block in iter_distance_blocks(self.embeddings, self.distance):
+                for block in iter_distance_blocks(self.embeddings, self.distance, BLOCK):
                     hist.add(block)
             return hist
 
@@ -165,6 +252,8 @@ class PreparedSet:
     @property
     def richness(self) -> int:
         def count() -> int:
+            if self.embeddings is not None and self.richness_tol == 0:
+                return int(self._distinct_rows()[0].size)  # shared with the collapsed passes
             if self.embeddings is not None:
                 rows = group_duplicate_rows(self.embeddings, self.richness_tol)
                 return int(np.unique(rows).size)
@@ -173,6 +262,22 @@ class PreparedSet:
             return int(connected_components(self.D <= self.richness_tol, directed=False)[0])
 
         return self.derived("richness", count)
+
+
+def _add_weighted_pairs(
+    hist: LogDistanceHistogram, U: np.ndarray, counts: np.ndarray, distance: str
+) -> None:
+    """Add to ``hist`` every pair of the multiset of distinct rows ``U`` taken ``counts``
+    times: each pair of distinct rows weighted ``m_a m_b`` (streamed in blocks), and the
+    ``Σ m (m - 1) / 2`` pairs of copies at distance 0."""
+    m = np.asarray(counts, dtype=np.float64)
+    blocks = iter_distance_blocks(U, distance, BLOCK)
+    for i in range(0, U.shape[0], BLOCK):  # the blocks' own order (row block i, j >= i)
+        for j in range(i, U.shape[0], BLOCK):
+            w = np.outer(m[i : i + BLOCK], m[j : j + BLOCK])
+            hist.add(next(blocks), w[np.triu_indices(w.shape[0], k=1)] if i == j else w)
+    copies = float(np.sum(m * (m - 1) / 2))
+    hist.add(np.zeros(1), np.array([copies]))
 
 
 def check_path_name(value, what: str, *, must: str, remedy: str) -> str:

@@ -93,7 +93,10 @@ def prepared_input(item: PreparedSet) -> object:
 
 
 def histogram(item: PreparedSet) -> LogDistanceHistogram:
-    """The set's log-distance histogram from the blocked streamed pass (float64 GEMM)."""
+    """The set's log-distance histogram from the blocked streamed pass (float64 GEMM); a
+    set of exact duplicates takes it from its distinct rows (``PreparedSet.collapsed``)."""
+    if item.collapsed is not None:
+        return item.histogram
     return item.derived(
         ("streamed histogram",),
         lambda: engine(item).distance_pass(
@@ -280,10 +283,10 @@ def magnitude_lower_bound(h, n: int, ts: np.ndarray) -> np.ndarray:
     """``n² / (n + 2 Σ_{i<j} exp(−t d_ij))`` with each bin's pairs at its lower edge."""
     from ..engines import BINS_PER_OCTAVE, OCTAVES
 
-    occ = np.flatnonzero(h.counts)
+    occ, counts = h.bins, h.counts_of_bins()
     edge = np.exp((occ - OCTAVES * BINS_PER_OCTAVE) / h._scale() + (h.anchor or 0.0))
     edge[occ == 0] = 0.0
-    total = h.counts[occ] @ np.exp(-np.outer(edge, ts)) + h.n_zero
+    total = counts @ np.exp(-np.outer(edge, ts)) + h.n_zero
     return n * n / (n + 2.0 * total)
 
 

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..core import available_memory_bytes, human_bytes
+from ..engines import LogDistanceHistogram
 from ..large import SOLVERS
 from ._registry import FAMILIES
 
@@ -34,6 +37,26 @@ class Route:
     #: Whether a large-n method could take over (False: the input is a matrix, no n × n work
     #: is needed, or the family has none), so that a refusal only suggests what exists.
     has_large: bool = True
+
+
+#: Bytes every set holds besides its matrices whatever its size: the prepared set, its cache
+#: and its rows of the results (measured: about 1.7 KB per set of 2 samples in d = 8).
+PER_SET_BYTES = 4096.0
+#: Bytes per occupied bin of a set's log-distance histogram (index, count and two moments);
+#: a set of n samples occupies at most n(n - 1) / 2 bins (and never more than SIZE).
+HISTOGRAM_BIN_BYTES = 32.0
+
+
+def per_set_bytes(sizes: list[int]) -> float:
+    """Bytes the per-set structures of sets of these sizes hold all together: they stay
+    for the whole condition (one histogram per set, kept for the grids and the values).
+
+    >>> per_set_bytes([2] * 10_000) / 1e6  # 10,000 sets of 2 samples: 41 MB, not 31 GB
+    41.28
+    """
+    n = np.asarray(sizes, dtype=np.float64)
+    bins = np.minimum(n * (n - 1) / 2, LogDistanceHistogram.SIZE)
+    return float(np.sum(PER_SET_BYTES + HISTOGRAM_BIN_BYTES * bins))
 
 
 def solver_memory(available: float) -> float:
@@ -105,8 +128,12 @@ def plan(
     n_grid: int = 100,
     available: float | None = None,
     distance: str | None = None,
+    distinct_sizes: list[int] | None = None,
 ) -> dict[str, Route]:
     """Route every family to its exact or large-n method, or refuse with the plan.
+
+    ``distinct_sizes``: the rows each set's passes work on for the families that collapse
+    exact duplicates (``Cost.collapses_duplicates``); those families are sized by them.
 
     Examples
     --------
@@ -118,7 +145,13 @@ def plan(
     have = available_memory_bytes() if available is None else available
     budget = _HEADROOM * have
     routes: dict[str, Route] = {}
+    collapsed = set()  # families sized by fewer (distinct) rows: they form no n × n matrix
     for fam in families:
+        n = max(sizes)
+        if distinct_sizes is not None and FAMILIES[fam].cost.collapses_duplicates:
+            n = max(distinct_sizes)
+            if n < max(sizes):
+                collapsed.add(fam)
         exact = _exact_bytes(fam, n, n_sets, dual_vendi)
         max_n = FAMILIES[fam].cost.auto_exact_max_n
         if precomputed or _no_matrix(fam, dual_vendi) or max_n is None:
@@ -148,16 +181,20 @@ def plan(
             routes[fam] = Route(fam, "large", large, why)
     # Exact energy and average distance stream the pairs unless another exact family has
     # formed the distance matrices, which they then reuse (plus the upper-triangle indices).
+    n = max(sizes)
     streamed = [f for f in routes if FAMILIES[f].cost.streams_exact]
     matrices = any(r.method == "exact" and r.nbytes > 0 for f, r in routes.items()
-                   if f not in streamed)  # fmt: skip
+                   if f not in streamed and f not in collapsed)  # fmt: skip
     for f in streamed:
-        if routes[f].method == "exact" and not precomputed:
-            routes[f].nbytes = 8.0 * n * n * (n_sets + 1.5) if matrices else 6 * 2048 * 2048 * 8
-    # Families run one after another and free their buffers: the peak is the largest one.
-    need = max((r.nbytes for r in routes.values()), default=0.0)
+        if routes[f].method == "exact" and not precomputed and f not in collapsed:
+            block = min(n, 2048)  # the streamed blocks are at most 2048 × 2048
+            routes[f].nbytes = 8.0 * n * n * (n_sets + 1.5) if matrices else 6 * block**2 * 8
+    # Families run one after another and free their buffers: the peak is the largest one,
+    # on top of what every set keeps for the whole condition.
+    kept = per_set_bytes(sizes)
+    need = max((r.nbytes for r in routes.values()), default=0.0) + kept
     if need > budget:
-        raise MemoryError(refusal(routes, have, need))
+        raise MemoryError(refusal(routes, have, need, kept, n_sets))
     return routes
 
 
@@ -168,19 +205,28 @@ def describe(routes: dict[str, Route]) -> str:
     )
 
 
-def refusal(routes: dict[str, Route], have: float, need: float) -> str:
+def refusal(
+    routes: dict[str, Route], have: float, need: float, kept: float = 0.0, n_sets: int = 1
+) -> str:
     """Why a plan does not fit, the plan, and what to change."""
-    too_big = [r.family for r in routes.values() if r.nbytes > _HEADROOM * have]
+    # The families that are the cost (not those that only add to what the sets keep).
+    too_big = [
+        r.family for r in routes.values() if r.nbytes + kept > _HEADROOM * have and r.nbytes > kept
+    ]
     exact = [f for f in too_big if routes[f].method == "exact" and routes[f].has_large]
     fixes = []
     if exact:
         fixes.append(f"use method='auto' or 'large' for {', '.join(map(repr, exact))}")
-    fixes.append(f"leave out {', '.join(map(repr, too_big))} (families=...)")
+    if kept > 0.5 * need:  # the sets themselves are the cost: fewer of them per call
+        fixes.append("profile fewer sets per call (combine the trees with dp.merge)")
+    if too_big:
+        fixes.append(f"leave out {', '.join(map(repr, too_big))} (families=...)")
     fixes.append("subsample the sets (smaller n)")
     return (
         f"profiles: the plan needs {human_bytes(need)} but only {human_bytes(have)} is "
         f"available ({int(_HEADROOM * 100)}% of it may be used). Plan per family:\n"
         + describe(routes)
+        + f"\n  kept per set for the whole condition ({n_sets} sets): {human_bytes(kept)}"
         + "\nTo make it fit: "
         + "; or ".join(fixes)
         + "."

@@ -28,6 +28,7 @@ from ..core import (
 from ..engines import median_bandwidth
 from ._condition import Condition
 from ._large import engine
+from ._passes import check_pass_time
 from ._plan import Plan
 from ._registry import FAMILIES, Family
 from ._resampling import HALF_SAMPLE_METHOD, MULTIPLIER_METHOD
@@ -430,6 +431,11 @@ def _routes(
         precomputed=first.embeddings is None or first.given_similarity is not None,
         n_grid=n_points,
         distance=cond.distance,
+        distinct_sizes=(
+            [item.pass_size for item in cond.sets]
+            if any(f.cost.collapses_duplicates for f in fams)
+            else None
+        ),
     )
     large = sorted(f for f, r in routes.items() if r.method == "large")
     if large and unc.n_boot and unc.n_boot != "auto":
@@ -490,6 +496,8 @@ def build_plan(
 ) -> Plan:
     """The decisions of one call, before its grids: routes, budgets and bandwidth."""
     routes, memory_limit = _routes(cond, fams, method, unc, n_points)
+    # before any pass runs (the bandwidth's median and the grids take theirs from them)
+    check_pass_time(cond, Plan(routes), fams, unc.max_seconds)
     if accuracy is not None:
         accuracy = check_real(accuracy, "accuracy", FUNC, low=0.0, high=1.0, low_open=True)
     if time_budget is not None:

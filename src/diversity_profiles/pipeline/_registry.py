@@ -76,6 +76,11 @@ class Cost:
     #: When that does not fit: True, it keeps what fits (up to its memory limit); False,
     #: it recomputes tiles and holds no n × n data at all.
     large_solver_fills_limit: bool = False
+    #: Distances on which it is a closed form (either method) with no pass over the pairs.
+    closed_form_distances: tuple[str, ...] = ()
+    #: Its exact method (values and influence) works on the distinct rows and their counts
+    #: (``PreparedSet.collapsed``), so the planner sizes it by the distinct rows.
+    collapses_duplicates: bool = False
 
 
 @dataclass(frozen=True)
@@ -257,12 +262,34 @@ def _tau_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray,
             "0 and quantiles 0..1 of the pooled within-set pairwise distances (from the "
             "log-distance histogram, within a factor 1.0007)",
         )
-    pooled = np.concatenate([item.D[np.triu_indices(item.n, k=1)] for item in cond.sets])
-    taus = np.quantile(pooled, np.linspace(0.0, 1.0, n_points - 1))
+    pairs = [item.pair_distances() for item in cond.sets]
+    taus = pair_quantiles(pairs, np.linspace(0.0, 1.0, n_points - 1))
     return (
         np.unique(np.concatenate([[0.0], taus])),
         "0 and quantiles 0..1 of the pooled within-set pairwise distances",
     )
+
+
+def pair_quantiles(pairs: list[tuple[np.ndarray, np.ndarray | None]], probs) -> np.ndarray:
+    """``np.quantile`` (linear) of the pooled pairs, each distance counted its weight times
+    (whole numbers: the products of duplicate counts, see ``PreparedSet.pair_distances``).
+
+    >>> pair_quantiles([(np.array([0.0, 3.0]), np.array([3.0, 3.0]))], [0.5, 0.6])
+    array([1.5, 3. ])
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    if all(w is None for _, w in pairs):
+        return np.quantile(np.concatenate([d for d, _ in pairs]), probs)
+    d = np.concatenate([v for v, _ in pairs])
+    w = np.concatenate([np.ones(v.size) if m is None else m for v, m in pairs])
+    order = np.argsort(d, kind="stable")
+    d, cum = d[order], np.cumsum(w[order])
+    # the value at position r of the sorted multiset, as numpy's "linear" method reads it
+    h = probs * (cum[-1] - 1)
+    lo = np.floor(h)
+    at = lambda r: d[np.minimum(np.searchsorted(cum, r, side="right"), d.size - 1)]  # noqa: E731
+    a, b, t = at(lo), at(np.minimum(lo + 1, cum[-1] - 1)), h - lo
+    return np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)
 
 
 def _circles(cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray) -> Result:
@@ -270,8 +297,10 @@ def _circles(cond: Condition, plan: Plan, item: PreparedSet, taus: np.ndarray) -
 
     if plan.large("circles"):
         return large.circles(cond, plan, item, taus)
+    # Copies of a sample are at distance 0 <= τ: at most one of them is in a set of circles,
+    # so the distinct rows give the same answer.
     lower, upper, exact = circles_sweep(
-        item.D,
+        item.distinct_D,
         taus,
         method=cond.circles_method,
         seed=cond.seed,
@@ -462,6 +491,11 @@ def _energy_influence(cond: Condition, plan: Plan, item: PreparedSet, ss: np.nda
     return {"energy": _on_subgrid(lambda sub: energy_influence(item.D, sub), ss)}
 
 
+#: The largest n that method="auto" keeps exact for the average distance (one streamed pass;
+#: the limit keeps its influences, n per set, and their multiplier draws small).
+AVERAGE_DISTANCE_EXACT_MAX_N = 4000
+
+
 def _average_distance_influence(cond: Condition, plan: Plan, item: PreparedSet, _) -> dict:
     from ..families import average_distance_influence
 
@@ -475,6 +509,13 @@ def _average_distance_influence(cond: Condition, plan: Plan, item: PreparedSet, 
         rows = 1.0 - (X @ X.sum(axis=0) - 1.0) / (n - 1)
     elif plan.large("average_distance"):
         return {}
+    elif item.collapsed is not None and n > AVERAGE_DISTANCE_EXACT_MAX_N:
+        # Exact only because its duplicates collapse: the multiplier draws would be
+        # repeats × n normals (as for the large-n method, no influence).
+        return {}
+    elif item.collapsed is not None:  # row a's sum over the distinct rows b, m_b times each
+        counts = item.collapsed[1].astype(np.float64)
+        rows = (item.distinct_D @ counts / (n - 1))[item.distinct_of_rows()]
     else:
         rows = item.D.sum(axis=1) / (n - 1)
     return {"average_distance": average_distance_influence(rows)[:, None]}
@@ -548,6 +589,7 @@ FAMILIES: dict[str, Family] = {
                 exact_copies=2,  # adjacency, linkage and DSATUR
                 large_solver_bytes=8.0,  # circles_large: 16 bytes per pair within the top τ
                 large_solver_fills_limit=True,  # pairs up to the limit; looser above it
+                collapses_duplicates=True,
             ),
             bounds=("circles", "circles_upper"),
         ),
@@ -571,7 +613,12 @@ FAMILIES: dict[str, Family] = {
             None,
             _average_distance,
             Shown("average pairwise distance"),
-            cost=Cost(auto_exact_max_n=4000, streams_exact=True),
+            cost=Cost(
+                auto_exact_max_n=AVERAGE_DISTANCE_EXACT_MAX_N,
+                streams_exact=True,
+                closed_form_distances=("cosine",),  # |sum of unit rows|^2: O(n d)
+                collapses_duplicates=True,
+            ),
             influence=_average_distance_influence,
         ),
         Family(
@@ -583,7 +630,7 @@ FAMILIES: dict[str, Family] = {
             Shown("richness (distinct items)", integer=True),
             rule=VerdictPolicy(margin_unit="n"),
             # O(n log n) on embeddings: always exact, no n × n matrix
-            cost=Cost(auto_exact_max_n=10**12, exact_copies=None),
+            cost=Cost(auto_exact_max_n=10**12, exact_copies=None, collapses_duplicates=True),
         ),
     )
 }
