@@ -13,7 +13,7 @@ export const MIME_TYPE = "application/vnd.diversity-profiles.explorer+json";
 export const RTOL = 1e-06;
 
 /** Default absolute tolerance of a tie. */
-export const ATOL = 1e-12;
+export const ATOL = 2.2250738585072014e-308;
 
 /** Default margin (step 5): a fraction of n for count families, relative otherwise. */
 export const MARGIN = 0.01;

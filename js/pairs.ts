@@ -6,7 +6,8 @@ import { MARGIN, MIN_SHARE } from "./constants";
 import type { ExplorerSpec, FamilySpec } from "./model";
 import type { Reading } from "./wording";
 import {
-  bandOfDifference, boundsVerdict, centredReplicates, confidentVerdict, crossings, finding,
+  bandOfDifference, boundsVerdict, centredReplicates, combinedSd, confidentVerdict, crossings,
+  finding,
   margins, marginVerdict, NO_UNCERTAINTY, NOT_DISTINGUISHABLE, replicateSd, samplesNeeded,
   separationSigns, shareAhead, signs, subsampleScale, tieTolerance, verdictOf,
   type BoundedVerdict, type ConfidentVerdict, type Finding,
@@ -122,7 +123,7 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
       const needed = { nNeeded: NaN, neededAt: NaN, leadAt: NaN, noiseAt: NaN, leadSide: NaN };
       if (sds && z !== null) { // step 8, as compare does it
         const d = va.map((x, k) => (x === vb[k] ? 0 : x - vb[k]));
-        const sd = sds[a].map((x, k) => Math.sqrt(x ** 2 + sds[b][k] ** 2));
+        const sd = combinedSd(sds[a], sds[b]);
         found = finding(theta, d, sd, z, m, axis, fam.step, rule.minShare);
         if (found === NOT_DISTINGUISHABLE) {
           const { need, at, side } = samplesNeeded(d, sd, z, m, Number.isFinite(nPair) ? nPair : 0,

@@ -242,6 +242,18 @@ export function centredReplicates(boot: Num[], estimate: Num, scale: number,
   });
 }
 
+/** Each point's largest finite |value| over the rows (1 where there is none): the unit that
+ *  values are squared in, so that squares neither underflow nor overflow (_point_scale). */
+function pointScale(rows: Num[], K: number): Float64Array {
+  const unit = new Float64Array(K);
+  for (let k = 0; k < K; k++) {
+    let top = 0;
+    for (const row of rows) if (Number.isFinite(row[k])) top = Math.max(top, Math.abs(row[k]));
+    unit[k] = top > 0 ? top : 1;
+  }
+  return unit;
+}
+
 /** Step 6: the band of a - b from each set's replicate errors: pointwise or simultaneous. */
 export function bandOfDifference(
   a: Num, b: Num, centredA: Num[], centredB: Num[], ci: number, simultaneous = true,
@@ -261,6 +273,10 @@ export function bandOfDifference(
     }
     return [lower, upper];
   }
+  // Mean and sd in units of each point's largest error (squares of tiny or huge errors
+  // would underflow or overflow), as in Python.
+  const unit = pointScale(c, K);
+  const u = c.map((row) => row.map((x, k) => x / unit[k]));
   const bias = new Float64Array(K);
   const sd = new Float64Array(K);
   const finite: boolean[] = [];
@@ -268,23 +284,27 @@ export function bandOfDifference(
     finite.push(c.every((row) => Number.isFinite(row[k])));
     if (!finite[k]) continue;
     let sum = 0;
-    for (let r = 0; r < R; r++) sum += c[r][k];
+    for (let r = 0; r < R; r++) sum += u[r][k];
     bias[k] = sum / R;
     if (R > 1) {
       let ss = 0;
-      for (let r = 0; r < R; r++) ss += (c[r][k] - bias[k]) ** 2;
+      for (let r = 0; r < R; r++) ss += (u[r][k] - bias[k]) ** 2;
       sd[k] = Math.sqrt(ss / (R - 1));
     }
   }
   const spread = finite.map((f, k) => f && sd[k] > 0);
   let z = 0;
   if (spread.some((x) => x)) {
-    const maxima = c.map((row) => {
+    const maxima = u.map((row) => {
       let top = -Infinity;
       for (let k = 0; k < K; k++) if (spread[k]) top = Math.max(top, Math.abs(row[k] - bias[k]) / sd[k]);
       return top;
     });
     z = quantile(maxima, ci);
+  }
+  for (let k = 0; k < K; k++) {
+    bias[k] *= unit[k];
+    sd[k] *= unit[k];
   }
   for (let k = 0; k < K; k++) {
     const half = finite[k] ? z * sd[k] : Infinity;
@@ -389,17 +409,36 @@ export function replicateSd(centred: Num[], K = centred[0]?.length ?? 0): Float6
   const R = centred.length;
   const sd = new Float64Array(K).fill(NaN);
   if (R < 2) return sd;
+  const unit = pointScale(centred, K); // squared in units of the largest error
   for (let k = 0; k < K; k++) {
     let ss = 0;
     let finite = true;
     for (let r = 0; r < R && finite; r++) {
-      const x = centred[r][k];
+      const x = centred[r][k] / unit[k];
       finite = Number.isFinite(x);
       ss += x * x;
     }
-    if (finite) sd[k] = Math.sqrt(ss / (R - 1));
+    if (finite) sd[k] = unit[k] * Math.sqrt(ss / (R - 1));
   }
   return sd;
+}
+
+/** Step 8: the sd of a difference of independent sets, sqrt(sdA^2 + sdB^2), squared in
+ *  units of the larger (NaN where either is NaN), as combined_sd in Python. */
+export function combinedSd(sdA: Num, sdB: Num): Float64Array {
+  const out = new Float64Array(sdA.length);
+  for (let k = 0; k < out.length; k++) {
+    const x = Math.abs(sdA[k]);
+    const y = Math.abs(sdB[k]);
+    const top = Math.max(x, y);
+    if (Number.isNaN(x) || Number.isNaN(y)) out[k] = NaN;
+    else if (top === Infinity) out[k] = Infinity;
+    else {
+      const unit = top > 0 ? top : 1;
+      out[k] = unit * Math.sqrt((x / unit) ** 2 + (y / unit) ** 2);
+    }
+  }
+  return out;
 }
 
 // familywise_z (step 8's z) is not ported: it draws random Gaussian recombinations of
@@ -433,12 +472,21 @@ export interface SamplesNeeded { need: number; at: number; side: number }
  *  confident, the point its lead is read at, and that side (+1: the first set, -1: the
  *  second); NaN, -1 and NaN when no point leads beyond the margin, or the other side leads
  *  beyond it on minShare of the points. */
-export function samplesNeeded(d: Num, sd: Num, z: number, m: Num, n: number,
+export function samplesNeeded(dIn: Num, sdIn: Num, z: number, mIn: Num, n: number,
                               minShare: number): SamplesNeeded {
   const none = { need: NaN, at: -1, side: NaN };
-  const K = d.length;
+  const K = dIn.length;
   const ok = Array.from({ length: K }, (_, k) =>
-    Number.isFinite(d[k]) && Number.isFinite(sd[k]) && sd[k] > 0);
+    Number.isFinite(dIn[k]) && Number.isFinite(sdIn[k]) && sdIn[k] > 0);
+  // Each point in units of its largest of |d|, sd and m (the needs are ratios; tiny values
+  // must not lose their digits in subnormal floats), as in Python.
+  const unit = Float64Array.from({ length: K }, (_, k) => {
+    const top = Math.max(Math.abs(dIn[k]), Math.abs(sdIn[k]), Math.abs(mIn[k]));
+    return ok[k] && top > 0 ? top : 1;
+  });
+  const d = Float64Array.from({ length: K }, (_, k) => dIn[k] / unit[k]);
+  const sd = Float64Array.from({ length: K }, (_, k) => sdIn[k] / unit[k]);
+  const m = Float64Array.from({ length: K }, (_, k) => mIn[k] / unit[k]);
   const usable = ok.filter((x) => x).length;
   if (usable === 0) return none;
   const gap = Float64Array.from({ length: K }, (_, k) => (ok[k] ? d[k] : 0));

@@ -134,6 +134,24 @@ def make_cases():
             "ci": 0.9,
         }
         cases.append((case, theta, a, b))
+    # Tiny and huge scales (energy on unscaled data): the same designed leads, values
+    # and replicates multiplied by a constant whose squares underflow or overflow.
+    for k, factor in enumerate([1e-300, 1e-250, 1e-170, 1e200, 1e250, 1e-20]):
+        for j in (k % 6, 6 + k % 6, 12 + k % 6, 24 + k % 6):
+            case, theta, a, b = cases[-36 + j]
+            scaled = {
+                **case,
+                "a": _encode(a * factor),
+                "b": _encode(b * factor),
+                "boot_a": [
+                    _encode(np.array([float(x) for x in r]) * factor) for r in case["boot_a"]
+                ],
+                "boot_b": [
+                    _encode(np.array([float(x) for x in r]) * factor) for r in case["boot_b"]
+                ],
+                "unit": "relative",
+            }
+            cases.append((scaled, theta, a * factor, b * factor))
     for k, (case, _theta, a, b) in enumerate(cases):
         if "boot_a" in case:
             ca, cb = _centred(case, a, b)
@@ -208,7 +226,7 @@ def expected(case, theta, a, b):
         sd_a, sd_b = rule.replicate_sd(ca), rule.replicate_sd(cb)
         with np.errstate(invalid="ignore"):
             d = np.where(a == b, 0.0, a - b)
-            sd = np.sqrt(sd_a**2 + sd_b**2)
+            sd = rule.combined_sd(sd_a, sd_b)
         z = case["z"]
         need, at, side = rule.samples_needed(d, sd, z, m, case["n"], case["min_share"])
         out.update(

@@ -53,7 +53,7 @@ const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
     const sdA = rule.replicateSd(ca, a.length);
     const sdB = rule.replicateSd(cb, b.length);
     const d = a.map((x, k) => (x === b[k] ? 0 : x - b[k]));
-    const sd = sdA.map((x, k) => Math.sqrt(x ** 2 + sdB[k] ** 2));
+    const sd = rule.combinedSd(sdA, sdB);
     const needed = rule.samplesNeeded(d, sd, c.z, m, c.n, c.min_share);
     Object.assign(result, {
       sd_a: Array.from(sdA), sd_b: Array.from(sdB),

@@ -106,10 +106,10 @@ def _has_spread(boot: np.ndarray | None) -> bool:
     family-wise level (verdict rule step 8)."""
     if boot is None:
         return False
+    # Not a standard deviation: its squares underflow for values of 1e-170 (scale-free).
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        spread = np.nanstd(boot, axis=1)
-    return bool(np.any(spread > 0))
+        return bool(np.any(np.nanmax(boot, axis=1) > np.nanmin(boot, axis=1)))
 
 
 def _margins_of(margins, fams: list[str]) -> dict[str, float]:
@@ -271,7 +271,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                 if centred is not None and varies:
                     with np.errstate(invalid="ignore"):
                         d = np.where(a == b, 0.0, a - b)
-                        sd = np.sqrt(sds[i] ** 2 + sds[j] ** 2)
+                    sd = rule.combined_sd(sds[i], sds[j])
                     findings[i, j, f] = rule.finding(
                         theta, d, sd, z_found, m, axis, step, min_share
                     )
@@ -429,7 +429,9 @@ def compare(
         computed grid. Any pair (tuple or list) is a window here: unlike
         ``profiles(domains=...)``, where a list is an explicit grid, nothing is computed.
     rtol, atol : float
-        Tolerances below which two curves are tied at a point.
+        Tolerances below which two curves are tied at a point:
+        ``|a - b| <= atol + rtol * max(|a|, |b|)``. The default ``atol`` is float64's
+        smallest normal number, so ties are relative to the values' scale.
     margins : float or dict of str to float, optional
         Practical-significance margin (``verdict.py``, step 5), for every family or
         per family: a fraction of the smaller set's size for Circles and richness,

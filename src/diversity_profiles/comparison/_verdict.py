@@ -6,7 +6,10 @@ re-implements exactly these steps and is tested against fixtures generated here.
 For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
 
 1. **Ties.** Point k is a tie when ``|a_k - b_k| <= atol + rtol * max(|a_k|, |b_k|)``
-   (both infinite with the same sign is a tie too). Otherwise its sign is
+   (both infinite with the same sign is a tie too; ``atol`` defaults to float64's
+   smallest normal number, so ties are relative to the values' own scale and a
+   verdict does not change when a family's values are multiplied by a positive
+   constant). Otherwise its sign is
    ``s_k = sign(a_k - b_k)``; ties have ``s_k = 0``.
 2. **Verdict.** All ties: ``"tied"``. No negative sign: ``"dominates"`` (A ≥ B
    everywhere and ahead somewhere). No positive sign: ``"dominated"``. Both:
@@ -123,9 +126,11 @@ FINDINGS = (*VERDICTS, NOT_DISTINGUISHABLE, NO_UNCERTAINTY)
 RECOMBINATIONS = 4000
 #: Verdicts of curves with bounds add "bounds overlap".
 BOUNDED_VERDICTS = (*VERDICTS, OVERLAP)
-#: Default tolerances of a tie: relative and absolute.
+#: Default tolerances of a tie: relative, and an absolute floor at float64's smallest
+#: normal number (values are compared at their own scale: a family's verdicts do not
+#: change when its values are multiplied by a positive constant).
 RTOL = 1e-6
-ATOL = 1e-12
+ATOL = 2.2250738585072014e-308
 #: Default margin (step 5): a fraction of n for count families, relative otherwise.
 MARGIN = 0.01
 #: Default minimum share of the domain on which a lead must hold (step 5).
@@ -374,16 +379,21 @@ def band_of_difference(
         lower, upper = d - q_hi, d - q_lo
     else:
         finite = np.isfinite(c).all(axis=0)
+        # Mean and sd in units of each point's largest error: squares of tiny or huge
+        # errors would underflow (no band: wrongly confident) or overflow.
+        unit = _point_scale(c)
+        u = c / unit
         bias = np.zeros(d.shape)
         sd = np.zeros(d.shape)
-        bias[finite] = np.mean(c[:, finite], axis=0)
+        bias[finite] = np.mean(u[:, finite], axis=0)
         if c.shape[0] > 1:
-            sd[finite] = np.std(c[:, finite], axis=0, ddof=1)
+            sd[finite] = np.std(u[:, finite], axis=0, ddof=1)
         spread = finite & (sd > 0)
         z = 0.0
         if spread.any():
-            dev = np.abs(c[:, spread] - bias[spread]) / sd[spread]
+            dev = np.abs(u[:, spread] - bias[spread]) / sd[spread]
             z = float(np.quantile(np.max(dev, axis=1), ci))
+        bias, sd = bias * unit, sd * unit
         half = np.where(finite, z * sd, np.inf)
         with np.errstate(invalid="ignore"):  # an infinite d with an unbounded band: NaN
             lower, upper = d - bias - half, d - bias + half
@@ -525,15 +535,46 @@ def bounds_verdict(
     return verdict, lead, share
 
 
+def _point_scale(c: np.ndarray) -> np.ndarray:
+    """Each point's largest finite |value| over axis 0 (1 where there is none): the unit
+    that values are squared in, so that squares neither underflow nor overflow."""
+    with np.errstate(invalid="ignore"):
+        top = np.max(np.where(np.isfinite(c), np.abs(c), 0.0), axis=0, initial=0.0)
+    return np.where(top > 0, top, 1.0)
+
+
 def replicate_sd(centred: np.ndarray) -> np.ndarray:
     """Step 8: each point's standard deviation from centred replicate errors (repeat on
-    axis 0); NaN where a replicate is not finite."""
+    axis 0); NaN where a replicate is not finite. Squared in units of each point's
+    largest error, so a spread of 1e-170 or 1e200 is not lost to underflow or overflow.
+
+    >>> replicate_sd(np.array([[-3e-170, 1e200], [3e-170, -1e200]])).tolist()
+    [4.242640687119285e-170, 1.414213562373095e+200]
+    """
     c = np.asarray(centred, dtype=np.float64)
     finite = np.isfinite(c).all(axis=0)
     sd = np.full(c.shape[1:], np.nan)
     if c.shape[0] > 1:
-        sd[finite] = np.sqrt(np.sum(c[:, finite] ** 2, axis=0) / (c.shape[0] - 1))
+        unit = _point_scale(c[:, finite])
+        scaled = c[:, finite] / unit
+        sd[finite] = unit * np.sqrt(np.sum(scaled**2, axis=0) / (c.shape[0] - 1))
     return sd
+
+
+def combined_sd(sd_a: np.ndarray, sd_b: np.ndarray) -> np.ndarray:
+    """Step 8: the sd of a difference of independent sets, ``sqrt(sd_a^2 + sd_b^2)``,
+    squared in units of the larger (NaN where either is NaN).
+
+    >>> combined_sd(np.array([3e-200, 3.0]), np.array([4e-200, np.nan])).tolist()
+    [5e-200, nan]
+    """
+    x = np.abs(np.asarray(sd_a, dtype=np.float64))
+    y = np.abs(np.asarray(sd_b, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        top = np.maximum(x, y)
+        unit = np.where(np.isfinite(top) & (top > 0), top, 1.0)
+        out = unit * np.sqrt((x / unit) ** 2 + (y / unit) ** 2)
+    return np.where(np.isinf(top) & ~np.isnan(x + y), np.inf, out)
 
 
 def familywise_z(centred: list[np.ndarray], level: float, seed: int = 0) -> float:
@@ -547,10 +588,13 @@ def familywise_z(centred: list[np.ndarray], level: float, seed: int = 0) -> floa
     """
     rng = np.random.default_rng(seed)
     draws, variances = [], []
-    for c in centred:
-        c = np.asarray(c, dtype=np.float64)
+    # Each point in units of its largest error over every set: the statistic is a ratio,
+    # and squares of tiny or huge values must not underflow or overflow.
+    arrays = [np.asarray(c, dtype=np.float64) for c in centred]
+    unit = _point_scale(np.concatenate(arrays, axis=0)) if arrays else 1.0
+    for c in arrays:
         ok = np.isfinite(c).all(axis=0)
-        clean = np.where(ok, c, 0.0)
+        clean = np.where(ok, c, 0.0) / unit
         w = rng.standard_normal((RECOMBINATIONS, c.shape[0]))
         draws.append(w @ clean / np.sqrt(max(c.shape[0] - 1, 1)))
         var = np.sum(clean**2, axis=0) / max(c.shape[0] - 1, 1)
@@ -622,6 +666,12 @@ def samples_needed(
     sd = np.asarray(sd, dtype=np.float64)
     m = np.broadcast_to(np.asarray(m, dtype=np.float64), d.shape)
     ok = np.isfinite(d) & np.isfinite(sd) & (sd > 0)
+    # Each point in units of its largest of |d|, sd and m: the needs are ratios, and
+    # tiny values must not lose their digits in subnormal floats.
+    with np.errstate(invalid="ignore"):
+        unit = np.maximum(np.maximum(np.abs(d), np.abs(sd)), np.abs(m))
+    unit = np.where(ok & (unit > 0), unit, 1.0)
+    d, sd, m = d / unit, sd / unit, m / unit
     usable = int(np.sum(ok))
     if usable == 0:
         return float("nan"), -1, float("nan")
@@ -631,7 +681,7 @@ def samples_needed(
     k = max(1, int(np.ceil(min_share * usable)))
     if np.sum(ok & (lead < -m)) >= k or not np.any(ok & (lead > m)):
         return float("nan"), -1, float("nan")
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # inf: no need
         ahead = np.where(ok & (lead > m), (z * sd / (lead - m)) ** 2, np.inf)
         behind = np.where(ok, (z * sd / np.maximum(lead + m, 0.0)) ** 2, 0.0)
     order = np.argsort(ahead, kind="stable")
