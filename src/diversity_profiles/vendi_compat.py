@@ -576,8 +576,9 @@ def intdiv(
 
     Notes
     -----
-    Differences from vendi-score: NaN/inf similarities raise naming the pair (i, j), and
-    asymmetry on a few checked pairs raises.
+    Differences from vendi-score: it works (vendi-score 0.0.3's released ``intdiv`` takes
+    ``elems`` but reads ``samples``, and raises ``NameError``); NaN/inf similarities raise
+    naming the pair (i, j), and asymmetry on a few checked pairs raises.
 
     Examples
     --------
