@@ -309,6 +309,14 @@ def test_a_float32_kernel_is_accepted_at_its_precision():
     )
 
 
+def test_a_float32_torch_kernel_is_accepted_at_its_precision():
+    torch = pytest.importorskip("torch")
+    X = unit_rows(np.random.default_rng(4), 50, 8)
+    T = torch.nn.functional.normalize(torch.tensor(X, dtype=torch.float32), dim=1)
+    assert vendi.score_K(T @ T.T) == pytest.approx(reference_vendi(X @ X.T, 1), rel=1e-4)
+    assert vendi.score_X(T) == pytest.approx(reference_vendi(X @ X.T, 1), rel=1e-4)
+
+
 # --- bad input ---------------------------------------------------------------------------------
 
 

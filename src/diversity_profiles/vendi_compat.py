@@ -56,7 +56,11 @@ def _tolerance(dtype: Any) -> float:
     """Unit-diagonal and symmetry tolerance for a matrix held in ``dtype``: the library's
     ``MATRIX_RTOL``, or the square root of the precision's epsilon when coarser (a float32
     cosine kernel's diagonal is off by ~1e-7..1e-5)."""
-    eps = np.finfo(dtype).eps if np.issubdtype(np.dtype(dtype), np.floating) else 0.0
+    try:  # a torch dtype (torch.float32) goes by its name
+        kind = np.dtype(dtype if isinstance(dtype, np.dtype | type) else str(dtype).split(".")[-1])
+    except TypeError:
+        kind = np.dtype(np.float64)
+    eps = np.finfo(kind).eps if np.issubdtype(kind, np.floating) else 0.0
     return max(MATRIX_RTOL, float(np.sqrt(eps)))
 
 
