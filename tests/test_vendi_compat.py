@@ -286,6 +286,16 @@ def test_a_similarity_that_is_not_a_number_names_the_pair():
         vendi.score([0, 1, 2], np.eye(3))
 
 
+def test_a_bad_order_or_p_is_refused_before_k_is_called():
+    calls = []
+    k = lambda a, b: calls.append(1) or float(a == b)  # noqa: E731
+    with pytest.raises(ValueError, match="'q' parameter of score"):
+        vendi.score([0, 1, 2], k, q=-1)
+    with pytest.raises(ValueError, match="'p' argument of intdiv"):
+        vendi.intdiv([0, 1, 2], k, p=[1.0])
+    assert calls == []
+
+
 def test_an_asymmetric_similarity_raises():
     k = lambda a, b: np.exp(-abs(a - b)) * (1.2 if a < b else 1.0)  # noqa: E731
     with pytest.raises(ValueError, match="not symmetric"):

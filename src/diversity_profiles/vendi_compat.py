@@ -322,6 +322,8 @@ def score(
     [2.0, 1.8899, 1.5]
     """
     items = _items(samples, "score")
+    _orders(q, "score")  # checked before the n(n + 1)/2 calls of k, not after
+    _weights(p, len(items), "score")
     return _vendi_of_kernel(
         _similarities(items, k, "score"), q, p, MATRIX_RTOL, normalize, "score", "k"
     )
@@ -350,8 +352,8 @@ def score_K(
     Differences from vendi-score: a scipy.sparse ``K`` uses its whole spectrum
     (vendi-score's ``eigsh`` returned only the 6 largest eigenvalues, and only for CSR);
     ``q=0`` counts the eigenvalues that are not round-off (vendi-score counted round-off
-    too: 107 for a rank-16 kernel of 200 samples); ``q=np.inf`` equals ``q="inf"``
-    (vendi-score: NaN); a diagonal other than 1 without ``normalize=True`` raises
+    too: 107 for the rank-16 kernel of 200 samples in the tests); ``q=np.inf`` equals
+    ``q="inf"`` (vendi-score: NaN); a diagonal other than 1 without ``normalize=True`` raises
     (vendi-score's eigenvalues then summed to ``tr K / n``, not 1, and the result was no
     effective number); an asymmetric or clearly non-PSD ``K`` (most negative eigenvalue
     below ``-1e-6 lambda_max``) raises, naming the entry or the eigenvalue. The tolerance of
@@ -590,4 +592,6 @@ def intdiv(
     0.444444
     """
     items = _items(elems, "intdiv", "elems")
+    check_parameter(q, "q", "intdiv", low=0.0)  # checked before the calls of k, not after
+    _weights(p, len(items), "intdiv")
     return _intdiv_of_kernel(_similarities(items, k, "intdiv"), q, p, "intdiv")
