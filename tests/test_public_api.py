@@ -42,7 +42,7 @@ PUBLIC = [
 ]
 
 #: Public modules of the package, reached as attributes (``dp.text``).
-NAMESPACES = ["text", "molecules", "images", "datasets", "sharing"]
+NAMESPACES = ["text", "molecules", "images", "datasets", "sharing", "vendi_compat"]
 
 #: Functions named like a module of version 0.1 (``diversity_profiles.profiles``): importing
 #: the old module path must not replace the function with the module.

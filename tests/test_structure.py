@@ -23,7 +23,7 @@ PACKAGE = ROOT / "src" / "diversity_profiles"
 #: The layers, lowest first: a module imports its own layer and those below it, never one
 #: above. Layers on one rung (comparison, explanation) may import each other. "" stands for
 #: the package's root-level modules (``__init__``, ``_accessor``, ``cli``, ``demo``,
-#: ``_deprecated``), the top layer.
+#: ``_deprecated``, ``vendi_compat``), the top layer.
 LAYERS: list[set[str]] = [
     {"core"},
     {"engines"},

@@ -85,6 +85,8 @@ def __getattr__(name: str):
         return importlib.import_module(f".featurisers.{name}", __name__)
     if name == "sharing":  # nbconvert and anywidget: loaded only when asked for
         return importlib.import_module(".display.sharing", __name__)
+    if name == "vendi_compat":  # vendi-score's API, drop-in: loaded only when asked for
+        return importlib.import_module(".vendi_compat", __name__)
     raise AttributeError(f"module 'diversity_profiles' has no attribute {name!r}")
 
 

@@ -161,6 +161,12 @@ def vendi_score(
     2.1573
     """
     func = "vendi_score"
+    if callable(q):  # vendi-score's vendi.score(samples, k), called by its old name
+        raise TypeError(
+            f"The 'q' parameter of {func} must be a float or an array of floats. Got the "
+            f"function {q!r}: for samples and a similarity function k(a, b), use "
+            f"diversity_profiles.vendi_compat.score(samples, k)."
+        )
     qs, scalar = check_parameter(q, "q", func, low=0.0, allow_inf=True)
     K = check_similarity_matrix(K, func)
     p = check_weights(weights, K.shape[0], func)
