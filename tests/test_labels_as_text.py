@@ -191,12 +191,12 @@ def test_chart_html_keeps_every_label_inside_its_script_even_after_restyling(hos
         assert all(label in json.dumps(spec, ensure_ascii=False) for label in (COMMENT, CLOSE, XSS))
 
 
-@pytest.mark.parametrize("renderer", ["default", "html"])
+@pytest.mark.parametrize("renderer", ["colab", "kaggle"])
 def test_notebook_display_keeps_labels_inside_the_script(hostile, renderer):
     import altair as alt
 
     chart = hostile.dp.plot()
-    with alt.renderers.enable(renderer):  # Altair 6's default renderer is HTML too
+    with alt.renderers.enable(renderer):  # HTML renderers a user may enable
         page = chart._repr_mimebundle_()["text/html"]
     assert CLOSE not in page and COMMENT not in page and XSS not in page
     assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in page

@@ -74,3 +74,32 @@ def test_svg_renders_offline_and_keeps_labels_as_text(tree):
     assert "<img" not in svg  # the hostile label is text, not markup
     assert "&lt;img src=x onerror=alert(1)&gt;" in svg
     assert "Diversity profiles — toy/euclidean" in svg
+
+
+@pytest.mark.parametrize("renderer", ["default", "html"])
+def test_notebook_display_is_an_offline_svg_with_labels_as_text(tree, renderer):
+    import re
+
+    import altair as alt
+
+    with alt.renderers.enable(renderer):  # Altair's HTML here would fetch Vega from a CDN
+        bundle = tree.dp.plot()._repr_mimebundle_()
+    if isinstance(bundle, tuple):
+        bundle = bundle[0]
+    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    text = json.dumps(bundle)
+    assert "<script" not in text and "cdn." not in text
+    # The only URLs are XML namespaces, none a script to load.
+    assert set(re.findall(r"https?://[^\s\"'<>]+", bundle["image/svg+xml"])) <= {
+        "http://www.w3.org/2000/svg",
+        "http://www.w3.org/1999/xlink",
+    }
+    svg = bundle["image/svg+xml"]
+    assert "<img" not in svg and "&lt;img src=x onerror=alert(1)&gt;" in svg
+    assert ">wide<" in svg and svg.count("<path") > 10
+    assert "Diversity profiles" in bundle["text/plain"]
+
+
+def test_to_html_inlines_vega_so_it_draws_offline(tree):
+    page = tree.dp.plot().to_html()
+    assert "cdn.jsdelivr" not in page and "vegaEmbed" in page

@@ -4,7 +4,8 @@ Builders return charts and never display them, so users can restyle, compose
 and save them (``chart.save("profiles.svg")`` renders offline with vl-convert).
 Labels are drawn cut to :data:`LABEL_WIDTH` characters (the data and the
 tooltips keep them whole), and ``save("x.html")`` / ``to_html()`` embed the spec
-so that no label can end its ``<script>``.
+so that no label can end its ``<script>``. In a notebook a chart shows as an SVG
+drawn in the kernel, so it needs no network (Altair's HTML would fetch Vega).
 """
 
 from __future__ import annotations
@@ -44,22 +45,48 @@ class ProfileCharts(alt.ConcatChart):
     ``\\u`` escapes, which are the same strings to the chart.
     """
 
-    def to_html(self, *args: Any, **kwargs: Any) -> str:
-        return super().to_html(*args, **_script_safe_json(kwargs))
+    def to_html(self, *args: Any, inline: bool = True, **kwargs: Any) -> str:
+        """Altair's page, with Vega inlined by default so that it draws offline."""
+        return super().to_html(*args, inline=inline, **_script_safe_json(kwargs))
 
     def save(self, fp, *args: Any, **kwargs: Any) -> None:
         super().save(fp, *args, **_script_safe_json(kwargs))
 
     def _repr_mimebundle_(self, *args: Any, **kwargs: Any):
-        """Altair's HTML renderers (its default in Altair 6, "html", Colab) embed the spec
-        in a <script> too: they get the same encoder; other renderers are unchanged."""
+        """An SVG drawn here with vl-convert (and a text line), under Altair's default
+        renderers: their HTML loads Vega from a CDN when the front end has no Vega-Lite
+        renderer of its own (JupyterLab 4.6 has none for Vega-Lite 6), so offline it
+        shows "Error loading script". An SVG draws in JupyterLab, Notebook 7, VS Code
+        and exported HTML with no network. A renderer the user enabled is obeyed, with
+        the script-safe encoder for the HTML ones."""
         from altair.utils.display import HTMLRenderer
 
+        name = alt.renderers.active
+        if name in OFFLINE_RENDERERS:
+            return self._svg_bundle()
         renderer = alt.renderers.get()
         if not isinstance(renderer, HTMLRenderer):
             return super()._repr_mimebundle_(*args, **kwargs)
         safe = _script_safe_json({"json_kwds": renderer.kwargs.get("json_kwds")})
         return renderer(self.to_dict(context={"pre_transform": False}), **safe)
+
+    def _svg_bundle(self) -> dict[str, str]:
+        import vl_convert
+
+        spec = self.to_dict()
+        title = spec.get("title", {})
+        text = title.get("text", "") if isinstance(title, dict) else str(title)
+        panels = len(spec.get("concat", []))
+        return {
+            # vl-convert writes every label as SVG text, escaped: no markup gets through.
+            "image/svg+xml": vl_convert.vegalite_to_svg(spec),
+            "text/plain": f"<ProfileCharts: {text} ({panels} panels)>",
+        }
+
+
+#: Altair's renderers that would load Vega from a CDN (its default is "html" in
+#: Altair 6): under them a chart is shown as an SVG instead.
+OFFLINE_RENDERERS = frozenset({"default", "html"})
 
 
 def _palette(labels: list[str]) -> dict:
