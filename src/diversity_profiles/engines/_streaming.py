@@ -111,6 +111,7 @@ class _Blocks:
         # X32 and sq are of the rows divided by ``scale``.
         self.X32: np.ndarray
         self.sq: np.ndarray | None
+        self.scale: float
         self.X32, self.sq, self.scale = (
             _prepare(X, distance, dtype) if prepared is None else prepared
         )
