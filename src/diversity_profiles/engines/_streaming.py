@@ -30,7 +30,8 @@ import numpy as np
 
 from ..core import progress
 from ._blockwise import dual_eigenvalues
-from ._distances import refine_close_pairs
+from ._distances import _SAFE_EXPONENT as _SAFE_EXPONENT64
+from ._distances import _pow2_scale, refine_close_pairs, row_norms
 from ._histogram import LogDistanceHistogram
 
 T = TypeVar("T")
@@ -45,13 +46,58 @@ _CLOSE64 = 1e-4
 PROGRESS_PAIRS = 1.5e8
 
 
-def _prepare(X: np.ndarray, distance: str, dtype) -> tuple[np.ndarray, np.ndarray | None]:
+#: Euclidean sets whose largest coordinate lies outside 2**±this are streamed divided by a
+#: power of two (exact) and their distances scaled back: beyond it the squares of the GEMM
+#: identity over- or underflow (float64 squares at 2**±400 as in :mod:`.distances`; float32
+#: ones reach 3.4e38 near 2**64, less d).
+_SAFE_EXPONENT = {np.float64: _SAFE_EXPONENT64, np.float32: 48}
+
+
+def _set_scale(X: np.ndarray, distance: str, dtype) -> float:
+    """The power of two the set's rows are divided by before squaring (1 for most sets)."""
+    if distance != "euclidean" or X.size == 0:
+        return 1.0
+    top = float(np.max(np.abs(X)))
+    safe = _SAFE_EXPONENT[np.dtype(dtype).type]
+    if top == 0 or 2.0**-safe <= top <= 2.0**safe:
+        return 1.0
+    if np.dtype(dtype) == np.float32 and top < 2.0**-100:  # float32 distances would be 0
+        raise ValueError(
+            f"The Euclidean distances of these embeddings (coordinates up to {top:.3g}) lie "
+            "below the float32 range of this pass. Use precision='float64' or multiply the "
+            "embeddings by a constant first."
+        )
+    return float(_pow2_scale(top))
+
+
+def _prepare(X: np.ndarray, distance: str, dtype) -> tuple[np.ndarray, np.ndarray | None, float]:
+    scale = _set_scale(X, distance, dtype)
+    if scale != 1.0:
+        X = X / scale
     X32 = np.ascontiguousarray(X, dtype=dtype)
     if distance == "euclidean":
-        return X32, np.einsum("ij,ij->i", X, X)  # float64 norms: exact enough for the identity
+        # float64 norms: exact enough for the identity
+        return X32, np.einsum("ij,ij->i", X, X), scale
     if distance in ("tanimoto", "jaccard"):
-        return X32, X32.sum(axis=1, dtype=np.float64)  # bit counts, exact
-    return X32, None
+        return X32, X32.sum(axis=1, dtype=np.float64), scale  # bit counts, exact
+    return X32, None, scale
+
+
+def _scale_back(G: np.ndarray, scale: float) -> None:
+    """Distances of the scaled rows back to the set's units, refusing what the dtype can't hold."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        G *= G.dtype.type(scale)
+    if not np.isfinite(G).all():
+        raise range_error(str(G.dtype), scale)
+
+
+def range_error(dtype: str, scale: float) -> ValueError:
+    """The refusal of a set whose distances the pass's ``dtype`` cannot hold."""
+    return ValueError(
+        f"The Euclidean distances of these embeddings exceed the {dtype} range of the "
+        f"streamed pass (coordinates near {scale:.3g}). Divide the embeddings by a constant "
+        "first; scale-free families (Vendi with cosine, richness) do not change."
+    )
 
 
 class _Blocks:
@@ -61,10 +107,14 @@ class _Blocks:
         self, X: np.ndarray, distance: str, block: int = BLOCK, dtype=np.float32, prepared=None
     ):
         self.X, self.distance, self.block = X, distance, block
-        # ``prepared``: (X32, sq) from :func:`_prepare`, e.g. cached on a dask worker.
+        # ``prepared``: (X32, sq, scale) from :func:`_prepare`, e.g. cached on a dask worker;
+        # X32 and sq are of the rows divided by ``scale``.
         self.X32: np.ndarray
         self.sq: np.ndarray | None
-        self.X32, self.sq = _prepare(X, distance, dtype) if prepared is None else prepared
+        self.scale: float
+        self.X32, self.sq, self.scale = (
+            _prepare(X, distance, dtype) if prepared is None else prepared
+        )
         self.n = X.shape[0]
         b = min(block, self.n)
         self._G = np.empty((b, b), dtype=dtype)
@@ -101,9 +151,12 @@ class _Blocks:
             np.maximum(G, 0.0, out=G)
             close = None
         if close is not None and close.any():
-            refine_close_pairs(
-                G, self.X[i : i + len(A)], self.X[j : j + len(B)], self.distance, close
-            )
+            rows_a, rows_b = self.X[i : i + len(A)], self.X[j : j + len(B)]
+            if self.scale != 1.0:  # in the units of G until scaled back below
+                rows_a, rows_b = rows_a / self.scale, rows_b / self.scale
+            refine_close_pairs(G, rows_a, rows_b, self.distance, close)
+        if self.scale != 1.0:
+            _scale_back(G, self.scale)
         return G
 
 
@@ -254,8 +307,9 @@ def _pair_distances(X: np.ndarray, r: np.ndarray, c: np.ndarray, distance: str) 
         union = A.sum(axis=1) + B.sum(axis=1) - both
         return np.where(union > 0, 1.0 - both / np.where(union > 0, union, 1.0), 0.0)
     diff = A - B
-    sq = np.einsum("ij,ij->i", diff, diff)
-    return sq / 2.0 if distance == "cosine" else np.sqrt(sq)
+    if distance == "cosine":
+        return np.einsum("ij,ij->i", diff, diff) / 2.0
+    return row_norms(diff)  # scaled: differences near 1e160 must not square to inf
 
 
 def _settle_near_thresholds(k, D, X, i, j, distance, taus, tausD, keep) -> None:

@@ -57,7 +57,9 @@ from ._streaming import (
     _add,
     _merge_histograms,
     _per_row,
+    _set_scale,
     finish_counts,
+    range_error,
     tree_reduce,
 )
 
@@ -218,8 +220,12 @@ class DeviceSet:
         self.n = int(self.X.shape[0])
         self.X64 = torch.as_tensor(np.ascontiguousarray(self.X, dtype=np.float64), device=device)
         self._X32 = None
+        #: :meth:`block` squares the rows divided by this power of two (1 for most sets),
+        #: so that coordinates near 1e160 or 1e-170 neither overflow nor underflow.
+        self.scale = _set_scale(self.X, distance, np.float64)
         if distance == "euclidean":  # float64 norms: exact enough for the GEMM identity
-            self.sq = (self.X64 * self.X64).sum(dim=1)
+            Y = self.X64 / self.scale if self.scale != 1.0 else self.X64
+            self.sq = (Y * Y).sum(dim=1)
         elif distance in ("tanimoto", "jaccard"):  # bit counts, exact
             self.sq = self.X64.sum(dim=1)
         else:
@@ -258,6 +264,10 @@ class DeviceSet:
         torch = self.torch
         X = self.rows(dtype)
         A, B = X[i : i + size], X[j : j + size]
+        if self.scale != 1.0:  # float64 rows divided exactly, then cast (see _set_scale)
+            tdt = A.dtype
+            A = (self.X64[i : i + size] / self.scale).to(tdt)
+            B = (self.X64[j : j + size] / self.scale).to(tdt)
         with full_float32(torch):
             G = A @ B.T
         limit = _CLOSE32 if dtype == "float32" else _CLOSE64
@@ -269,6 +279,10 @@ class DeviceSet:
             G = norms - 2.0 * G
             close = G < limit * norms
             G = torch.sqrt(torch.clamp_min(G, 0.0))
+            if self.scale != 1.0:
+                G = G * self.scale
+                if not bool(torch.isfinite(G).all()):
+                    raise range_error(str(G.dtype).removeprefix("torch."), self.scale)
         else:  # tanimoto / jaccard: integer counts, exact in float32
             W = (self.sq[i : i + size, None] + self.sq[None, j : j + size]).to(G.dtype) - G
             ratio = torch.where(W > 0, G / torch.where(W > 0, W, torch.ones_like(W)), 1.0)
