@@ -57,7 +57,9 @@ def test_the_old_tree_equals_one_computed_now(old):
     before, after = nodes(old["tree"]), nodes(now)
     assert list(before) == list(after)
     for path, ds in before.items():
-        xr.testing.assert_equal(ds, after[path])
+        # Energy is summed in log space since 0.2 (exact to round-off; 0.1 read it off the
+        # log-distance histogram): the same values to well within 0.1's own error.
+        xr.testing.assert_allclose(ds, after[path], rtol=1e-6)
         assert kept(ds.attrs).items() <= kept(after[path].attrs).items(), path
         for name, var in ds.variables.items():
             assert var.attrs.items() <= after[path][name].attrs.items(), f"{path}/{name}"

@@ -47,7 +47,8 @@ class ProfileCharts(alt.ConcatChart):
 
     def to_html(self, *args: Any, inline: bool = True, **kwargs: Any) -> str:
         """Altair's page, with Vega inlined by default so that it draws offline."""
-        return super().to_html(*args, inline=inline, **_script_safe_json(kwargs))
+        options = {**_script_safe_json(kwargs), "inline": inline}
+        return super().to_html(*args, **options)
 
     def save(self, fp, *args: Any, **kwargs: Any) -> None:
         super().save(fp, *args, **_script_safe_json(kwargs))
