@@ -6,8 +6,8 @@ import { MARGIN, MIN_SHARE } from "./constants";
 import type { ExplorerSpec, FamilySpec } from "./model";
 import type { Reading } from "./wording";
 import {
-  bandOfDifference, boundsVerdict, centredReplicates, combinedSd, confidentVerdict, crossings,
-  finding,
+  bandOfDifference, boundsVerdict, bracketReach, centredReplicates, combinedSd, confidentVerdict, crossings,
+  finding, widenedSd,
   margins, marginVerdict, NO_UNCERTAINTY, NOT_DISTINGUISHABLE, replicateSd, samplesNeeded,
   separationSigns, shareAhead, signs, subsampleScale, tieTolerance, verdictOf,
   type BoundedVerdict, type ConfidentVerdict, type Finding,
@@ -112,19 +112,26 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
         reading = marginVerdict(theta, va, vb, s, m, axis, fam.step, rule.minShare, unit);
         plain = verdictOf(s);
       }
+      // Large-n values: the sampling band widens by each value's bracket (step 8).
+      const [below, above] = ba && bb
+        ? bracketReach(va, vb, [cut(ba[0]), cut(ba[1])], [cut(bb[0]), cut(bb[1])])
+        : [new Float64Array(va.length), new Float64Array(va.length)];
       let confident: PairResult["confident"] = "no band";
       if (centred) {
         const [lower, upper] = bandOfDifference(va, vb,
           centred[a].map((r) => r.subarray(lo, hi + 1)), centred[b].map((r) => r.subarray(lo, hi + 1)),
           rule.ci, true);
-        confident = confidentVerdict(theta, lower, upper, m, axis, fam.step, rule.minShare);
+        confident = confidentVerdict(theta, lower.map((x, k) => x - below[k]),
+          upper.map((x, k) => x + above[k]), m, axis, fam.step, rule.minShare);
       }
       let found: Finding = NO_UNCERTAINTY;
       const needed = { nNeeded: NaN, neededAt: NaN, leadAt: NaN, noiseAt: NaN, leadSide: NaN };
       if (sds && z !== null) { // step 8, as compare does it
         const d = va.map((x, k) => (x === vb[k] ? 0 : x - vb[k]));
-        const sd = combinedSd(sds[a], sds[b]);
-        found = finding(theta, d, sd, z, m, axis, fam.step, rule.minShare);
+        const reach = below.map((x, k) => Math.max(x, above[k]));
+        const noise = combinedSd(sds[a], sds[b]);
+        found = finding(theta, d, noise, z, m, axis, fam.step, rule.minShare, reach);
+        const sd = ba && bb ? widenedSd(noise, reach, z) : noise; // what the need estimate sees
         if (found === NOT_DISTINGUISHABLE) {
           const { need, at, side } = samplesNeeded(d, sd, z, m, Number.isFinite(nPair) ? nPair : 0,
             rule.minShare);

@@ -441,6 +441,34 @@ export function combinedSd(sdA: Num, sdB: Num): Float64Array {
   return out;
 }
 
+/** Step 8 with bounds: how far below and above a - b the brackets let the true difference
+ *  reach, (a - loA) + (hiB - b) and (hiA - a) + (b - loB) (a value outside its bracket adds
+ *  0; a NaN bound is unbounded), as bracket_reach in Python. */
+export function bracketReach(a: Num, b: Num, boundsA: [Num, Num], boundsB: [Num, Num]):
+  [Float64Array, Float64Array] {
+  const [loA, hiA] = boundsA;
+  const [loB, hiB] = boundsB;
+  const below = new Float64Array(a.length);
+  const above = new Float64Array(a.length);
+  for (let k = 0; k < a.length; k++) {
+    const lo = Math.max(a[k] - loA[k], 0) + Math.max(hiB[k] - b[k], 0);
+    const hi = Math.max(hiA[k] - a[k], 0) + Math.max(b[k] - loB[k], 0);
+    below[k] = Number.isNaN(lo) ? Infinity : lo;
+    above[k] = Number.isNaN(hi) ? Infinity : hi;
+  }
+  return [below, above];
+}
+
+/** Step 8 with bounds, for samplesNeeded: the sd whose z sd is z sd + reach (NaN stays NaN;
+ *  with z = 0 the sd as it is), as widened_sd. */
+export function widenedSd(sd: Num, reach: Num, z: number): Float64Array {
+  const out = new Float64Array(sd.length);
+  for (let k = 0; k < sd.length; k++) {
+    out[k] = Number.isFinite(z) && z > 0 ? sd[k] + reach[k] / z : sd[k];
+  }
+  return out;
+}
+
 // familywise_z (step 8's z) is not ported: it draws random Gaussian recombinations of
 // the replicates, which the browser could only imitate. Python sends each family's z for
 // the full grid (FamilySpec.finding_z), and the view reuses it on any narrowed domain: z
@@ -452,13 +480,13 @@ export function combinedSd(sdA: Num, sdB: Num): Float64Array {
  *  at that point, an unbounded one) under the family-wise z. */
 export function finding(
   theta: Num, d: Num, sd: Num, z: number, m: Num, axis: Axis, step: boolean,
-  minShare = MIN_SHARE,
+  minShare = MIN_SHARE, reach: Num | null = null,
 ): Finding {
   const K = d.length;
   const lower = new Float64Array(K);
   const upper = new Float64Array(K);
   for (let k = 0; k < K; k++) {
-    const half = Number.isFinite(sd[k]) ? z * sd[k] : Infinity;
+    const half = (Number.isFinite(sd[k]) ? z * sd[k] : Infinity) + (reach ? reach[k] : 0);
     lower[k] = d[k] - half; // an infinite d with an unbounded band: NaN, as in numpy
     upper[k] = d[k] + half;
   }

@@ -237,6 +237,19 @@ def expected(case, theta, a, b):
             needed_at=at,
             lead_side=[side],
         )
+        if "lo_a" in case:  # large-n values with bands: the band widened by the brackets
+            ba = (_decoded(case, "lo_a"), _decoded(case, "hi_a"))
+            bb = (_decoded(case, "lo_b"), _decoded(case, "hi_b"))
+            below, above = rule.bracket_reach(a, b, ba, bb)
+            reach = np.maximum(below, above)
+            out["bounded_finding"] = {
+                "below": below,
+                "above": above,
+                "sd": rule.widened_sd(sd, reach, z),
+                "finding": rule.finding(
+                    theta, d, sd, z, m, case["axis"], case["step"], case["min_share"], reach
+                ),
+            }
     return out
 
 
@@ -293,6 +306,7 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
         "finding": set(),
         "needed": set(),
         "unbounded": 0,
+        "bounded_finding": set(),
     }
     for (case, theta, a, b), js in zip(cases, got, strict=True):
         want = expected(case, theta, a, b)
@@ -321,6 +335,12 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
             assert got["share"] == pytest.approx(ref["share"], rel=1e-12, abs=1e-12)
             assert got["crossings"] == pytest.approx(ref["crossings"], rel=1e-12, abs=1e-12)
             seen["bounded"].add(ref["verdict"])
+        if "bounded_finding" in want:
+            got, ref = js["bounded_finding"], want["bounded_finding"]
+            for key in ("below", "above", "sd"):
+                np.testing.assert_allclose(np.array(got[key], float), ref[key], rtol=1e-12)
+            assert got["finding"] == ref["finding"]
+            seen["bounded_finding"].add(ref["finding"])
         seen["dismissed"] += bool(np.isfinite(want["lead"][0]))
         seen["margin_changed"] += want["margin_verdict"] != want["verdict"]
         for band in ("pointwise", "simultaneous"):
@@ -355,6 +375,8 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
     # points without a band.
     assert seen["finding"] == set(rule.FINDINGS) - {rule.NO_UNCERTAINTY}, seen["finding"]
     assert seen["needed"] == {True, False} and seen["unbounded"] >= 3
+    # The brackets both leave findings standing and remove some.
+    assert len(seen["bounded_finding"]) >= 2, seen["bounded_finding"]
 
 
 def test_point_bounds_are_the_margin_rule():

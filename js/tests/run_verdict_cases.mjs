@@ -60,6 +60,15 @@ const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
       finding: rule.finding(theta, d, sd, c.z, m, c.axis, c.step, c.min_share),
       n_needed: [needed.need], needed_at: needed.at, lead_side: [needed.side],
     });
+    if (c.lo_a) { // large-n values with bands, as pairs.ts widens them
+      const [below, above] = rule.bracketReach(a, b, [arr(c.lo_a), arr(c.hi_a)], [arr(c.lo_b), arr(c.hi_b)]);
+      const reach = below.map((x, k) => Math.max(x, above[k]));
+      result.bounded_finding = {
+        below: Array.from(below), above: Array.from(above),
+        sd: Array.from(rule.widenedSd(sd, reach, c.z)),
+        finding: rule.finding(theta, d, sd, c.z, m, c.axis, c.step, c.min_share, reach),
+      };
+    }
   }
   return result;
 });

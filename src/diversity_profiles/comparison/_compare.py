@@ -261,20 +261,28 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                         atol,
                     )
                 minor[:, i, j, f] = lead, share
+                # Large-n values: the sampling band widens by each value's bracket
+                # (verdict.py step 8), so a finding holds for the bounds' worst case.
+                below, above = (0.0, 0.0) if bounds is None else rule.bracket_reach(
+                    a, b, (bounds[0][i], bounds[1][i]), (bounds[0][j], bounds[1][j])
+                )
                 if centred is not None:
                     lo, hi = rule.band_of_difference(
                         a, b, centred[i], centred[j], ci, opts["band"] == "simultaneous"
                     )
                     confident[i, j, f] = rule.confident_verdict(
-                        theta, lo, hi, m, axis, step, min_share
+                        theta, lo - below, hi + above, m, axis, step, min_share
                     )
                 if centred is not None and varies:
                     with np.errstate(invalid="ignore"):
                         d = np.where(a == b, 0.0, a - b)
                     sd = rule.combined_sd(sds[i], sds[j])
+                    reach = np.maximum(below, above)
                     findings[i, j, f] = rule.finding(
-                        theta, d, sd, z_found, m, axis, step, min_share
+                        theta, d, sd, z_found, m, axis, step, min_share, reach
                     )
+                    if bounds is not None:  # the noise the need estimate sees
+                        sd = rule.widened_sd(sd, reach, z_found)
                     if findings[i, j, f] == rule.NOT_DISTINGUISHABLE:
                         need, at, side = rule.samples_needed(d, sd, z_found, m, n_pair, min_share)
                         if at >= 0:

@@ -577,6 +577,45 @@ def combined_sd(sd_a: np.ndarray, sd_b: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(top) & ~np.isnan(x + y), np.inf, out)
 
 
+def bracket_reach(
+    a: np.ndarray,
+    b: np.ndarray,
+    bounds_a: tuple[np.ndarray, np.ndarray],
+    bounds_b: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step 8 with bounds: how far below and above ``a - b`` the brackets let the true
+    difference reach, ``(a - lo_a) + (hi_b - b)`` and ``(hi_a - a) + (b - lo_b)`` (a value
+    outside its bracket adds 0; a NaN bound is unbounded, inf).
+
+    >>> lo, hi = bracket_reach(np.array([5.0]), np.array([3.0]),
+    ...                        (np.array([4.5]), np.array([5.25])), (np.array([2.75]), np.array([3.5])))
+    >>> lo.tolist(), hi.tolist()
+    ([1.0], [0.5])
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    lo_a, hi_a = (np.asarray(x, dtype=np.float64) for x in bounds_a)
+    lo_b, hi_b = (np.asarray(x, dtype=np.float64) for x in bounds_b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        below = np.maximum(a - lo_a, 0) + np.maximum(hi_b - b, 0)
+        above = np.maximum(hi_a - a, 0) + np.maximum(b - lo_b, 0)
+    return np.where(np.isnan(below), np.inf, below), np.where(np.isnan(above), np.inf, above)
+
+
+def widened_sd(sd: np.ndarray, reach: np.ndarray, z: float) -> np.ndarray:
+    """Step 8 with bounds, for :func:`samples_needed`: the sd whose ``z sd`` is
+    ``z sd + reach``, the noise of :func:`finding`'s widened band (NaN sd stays NaN; with
+    ``z = 0`` there is no noise to widen, and the sd is returned as it is).
+
+    >>> widened_sd(np.array([1.0, np.nan]), np.array([0.5, 0.5]), 2.0).tolist()
+    [1.25, nan]
+    """
+    sd = np.asarray(sd, dtype=np.float64)
+    if not np.isfinite(z) or z <= 0:
+        return sd
+    with np.errstate(invalid="ignore", over="ignore"):
+        return sd + np.asarray(reach, dtype=np.float64) / z
+
+
 def familywise_z(centred: list[np.ndarray], level: float, seed: int = 0) -> float:
     """Step 8: the z that makes ``d ± z sd`` hold for every pair of sets and point at once
     with confidence ``level``, from each set's centred replicate errors (repeat × point).
@@ -624,9 +663,12 @@ def finding(
     axis: str,
     step: bool,
     min_share: float = MIN_SHARE,
+    reach: np.ndarray | float = 0.0,
 ) -> str:
     """Step 8: the finding from the difference ``d`` and its standard deviation ``sd``
-    (NaN: no band at that point) under the family-wise ``z``.
+    (NaN: no band at that point) under the family-wise ``z``; ``reach`` widens the band
+    ``d ± (z sd + reach)`` by how far large-n brackets let the difference go
+    (:func:`bracket_reach`).
 
     >>> x = np.linspace(0.0, 1.0, 5); m = np.full(5, 0.01)
     >>> finding(x, np.full(5, 0.5), np.full(5, 0.1), 3.0, m, "linear", False)
@@ -635,7 +677,7 @@ def finding(
     'not distinguishable'
     """
     d = np.asarray(d, dtype=np.float64)
-    half = np.where(np.isfinite(sd), z * np.asarray(sd, dtype=np.float64), np.inf)
+    half = np.where(np.isfinite(sd), z * np.asarray(sd, dtype=np.float64), np.inf) + reach
     with np.errstate(invalid="ignore"):
         lower, upper = d - half, d + half
     got = confident_verdict(theta, lower, upper, m, axis, step, min_share)

@@ -257,7 +257,7 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
     per_fam: dict[str, str] = {}
     covered: set[str] = set()
     if unc.common_n is None:
-        infl = resampling.influences(cond, plan, fams)
+        infl, estimated_on = resampling.influences(cond, plan, fams)
         values = {var: estimates[var][0] for var in infl}
         draws = resampling.multiplier_replicates(
             values, infl, resampling.MULTIPLIER_DRAWS, unc.seed
@@ -270,7 +270,9 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
             reps = reps.reshape(reps.shape[0], reps.shape[1], *est.shape[1:])
             _store_replicates(data_vars, var, fam, unc.ci, reps, lower, upper, "multiplier")
             covered.add(fam.name)
-            per_fam[fam.name] = f"multiplier draws ({resampling.MULTIPLIER_DRAWS})"
+            per_fam[fam.name] = f"multiplier draws ({resampling.MULTIPLIER_DRAWS})" + (
+                f" of {estimated_on[fam.name]}" if fam.name in estimated_on else ""
+            )
     rest = [f for f in fams if f.bootstrapped and f.name not in covered and not plan.large(f.name)]
     if rest:
         sizes = [unc.common_n or item.n for item in cond.sets]

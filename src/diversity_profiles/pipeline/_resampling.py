@@ -216,19 +216,93 @@ MULTIPLIER_METHOD = (
 )
 
 
-def influences(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str, list[np.ndarray]]:
+#: Samples per set on which a large-n family's influences are estimated (see
+#: :func:`influences`): 2,000 × 2,000 distances per grid point, about a second.
+INFLUENCE_SUBSET = 2000
+#: How influences estimated on a subset are described, as recorded on their variables.
+SUBSET_METHOD = (
+    "influences estimated on a random {m:,} samples of each larger set (the family's exact "
+    "method there), scaled to the set's size"
+)
+
+
+def influence_subset(cond: Condition, item: PreparedSet, size: int = INFLUENCE_SUBSET):
+    """The random ``size`` samples (sorted) on which large-n families estimate influences,
+    the same for every family of the set, and that subset as a set held on the host.
+
+    >>> from diversity_profiles.pipeline import Condition, prepare_sets
+    >>> sets = prepare_sets({"a": np.random.default_rng(0).normal(size=(50, 2))}, "euclidean")
+    >>> cond = Condition("raw", "euclidean", sets)
+    >>> idx, sub = influence_subset(cond, cond.sets[0], 10)
+    >>> idx.size, sub.n, bool(np.all(np.diff(idx) > 0))
+    (10, 10, True)
+    """
+    rng = np.random.default_rng([cond.seed, item.n, 3])
+    idx = np.sort(rng.choice(item.n, min(size, item.n), replace=False))
+    sub = item.subset(idx)
+    if sub.embeddings is not None and not isinstance(sub.embeddings, np.ndarray):
+        sub = replace(sub, embeddings=np.asarray(sub.embeddings, dtype=np.float64))  # dask
+    return idx, replace(sub, distributed=False, device=None)
+
+
+def _scaled_to_n(h: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
+    """Influences of a subset of m rows (m × grid) as an n-row matrix whose multiplier
+    draws ``xi @ H / n`` have the variance ``var(h) / n`` of a mean over n samples: the
+    subset's rows centred and scaled by ``sqrt(n / m)``, zeros elsewhere.
+
+    >>> H = _scaled_to_n(np.array([[1.0], [-1.0]]), np.array([0, 3]), 8)
+    >>> H.ravel().tolist(), float(np.sum(H**2) / 8**2)  # var(h) / n = 1 / 8
+    ([2.0, 0.0, 0.0, -2.0, 0.0, 0.0, 0.0, 0.0], 0.125)
+    """
+    h = np.asarray(h, dtype=np.float64)
+    m = h.shape[0]
+    with np.errstate(invalid="ignore"):
+        centred = h - h.mean(axis=0)  # NaN columns stay NaN (no finite influence)
+    out = np.zeros((n, *h.shape[1:]))
+    out[idx] = centred * np.sqrt(n / m)
+    return out
+
+
+def influences(
+    cond: Condition, plan: Plan, fams: list[Family]
+) -> tuple[dict[str, list[np.ndarray]], dict[str, str]]:
     """var -> per set, its n × grid influence matrix, for the families that have one on
-    every set of the condition (exact values of whole sets)."""
+    every set of the condition; and family -> how, for those estimated on a subset.
+
+    A family on its large-n method has no influence of the whole set (that would need
+    the exact method at n). For means over pairs (``Family.influence_from_subset``) it is
+    estimated on :func:`influence_subset` (``INFLUENCE_SUBSET`` samples, the family's exact
+    method there) and scaled to n by :func:`_scaled_to_n`: their projection converges as
+    the set grows, so its variance at m estimates the one at n
+    (tests/test_large_n_uncertainty.py checks it against the whole set's).
+    """
     out: dict[str, list[np.ndarray]] = {}
+    how: dict[str, str] = {}
+    subsets: dict[int, tuple[np.ndarray, PreparedSet]] = {}
     for fam in fams:
         if fam.influence is None:
             continue
         grid = plan.grids[fam.name]
-        per_set = [fam.influence(cond, plan, item, grid) for item in cond.sets]
+        exact = replace(plan, routes={**plan.routes, fam.name: "exact"})
+        per_set = []
+        for k, item in enumerate(cond.sets):
+            got = fam.influence(cond, plan, item, grid)
+            large = fam.influence_from_subset and plan.large(fam.name)
+            if not got and large and item.weights is None and item.n >= 3:
+                if k not in subsets:
+                    subsets[k] = influence_subset(cond, item)
+                idx, sub = subsets[k]
+                got = {
+                    var: _scaled_to_n(h, idx, item.n)
+                    for var, h in fam.influence(cond, exact, sub, grid).items()
+                }
+                if got:
+                    how[fam.name] = SUBSET_METHOD.format(m=INFLUENCE_SUBSET)
+            per_set.append(got)
         for var in per_set[0]:
             if all(var in got for got in per_set):
                 out[var] = [np.asarray(got[var], dtype=np.float64) for got in per_set]
-    return out
+    return out, how
 
 
 def multiplier_replicates(
