@@ -99,7 +99,10 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
    maximum over pairs and points). The band ``d ± z sd`` then holds for every pair,
    point and family at once with confidence ``ci``; step 6's reading of it gives
    "dominates", "dominated", "crosses" or "tied", and its "uncertain" is written
-   "not distinguishable" (at this sample size). A family without replicates (n_boot
+   "not distinguishable" (at this sample size). Values with large-n bounds (step 7) widen
+   the band to ``d ± (z sd + r)``, r the larger of how far the brackets let the difference
+   reach below and above (:func:`bracket_reach`), so a finding holds for the bounds' worst
+   case too. A family without replicates (n_boot
    = 0, large-n bounds, a budget that ran out) has the finding "no uncertainty".
    For a pair not distinguishable, ``n_needed`` is about how many samples per set
    would make the lead confident if it is real: the noise falls as ``1/sqrt(n)``, so
