@@ -44,8 +44,8 @@ from .pipeline import FAMILIES, Profiler, merge
 __all__ = [
     "FAMILIES",
     "CoincidentPointsWarning",
-    "ProfileExplorer",
     "Pairwise",
+    "ProfileExplorer",
     "Profiler",
     "Representation",
     "__version__",

@@ -53,7 +53,8 @@ def _take(objects: Any, idx: Sequence[int] | np.ndarray) -> Any:
 def _row_bounds(n: int, blocks: int) -> list[tuple[int, int]]:
     """Row ranges [a, b) of about equal numbers of upper-triangle pairs (row i has n-1-i)."""
     total = n * (n - 1) / 2
-    bounds, start, done = [], 0, 0.0
+    bounds: list[tuple[int, int]] = []
+    start, done = 0, 0.0
     for i in range(n):
         done += n - 1 - i
         if done >= total * (len(bounds) + 1) / blocks or i == n - 1:
@@ -139,7 +140,13 @@ def _check_values(
         k = int(np.argmax((values < 0).ravel()))
         i, j = pairs(k)
         raise _pair_error(
-            kind, arg, func, where, i, j, objects,
+            kind,
+            arg,
+            func,
+            where,
+            i,
+            j,
+            objects,
             f"returned the negative distance {float(values.flat[k])!r}",
         )
 
@@ -301,8 +308,12 @@ def _fill_pairwise(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
     ctx = _context(pw.func, jobs, f"{func} ({arg})") if bounds else None
     if ctx is None:
         _run_blocks(
-            ((b, _pairwise_rows(pw.func, objects, *b)) for b in bounds), bounds, pw, place,
-            total, f"{arg} pairs of {where}",
+            ((b, _pairwise_rows(pw.func, objects, *b)) for b in bounds),
+            bounds,
+            pw,
+            place,
+            total,
+            f"{arg} pairs of {where}",
         )
     else:
         from concurrent.futures import ProcessPoolExecutor
@@ -312,7 +323,11 @@ def _fill_pairwise(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
         ) as pool:
             results = pool.map(_worker_rows, bounds)
             _run_blocks(
-                zip(bounds, results, strict=True), bounds, pw, place, total,
+                zip(bounds, results, strict=True),
+                bounds,
+                pw,
+                place,
+                total,
                 f"{arg} pairs of {where} ({jobs} processes)",
             )
     lower = np.tril_indices(n, k=-1)
@@ -356,6 +371,7 @@ def _fill_vectorised(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
         square = block[:, : b - a]  # the diagonal block holds both orders: check it all
         _check_symmetric_block(square, a, arg, func, where, objects)
         M[a:b, a:] = block
+
     _run_blocks(blocks(), bounds, pw, place, total, f"{arg} blocks of {where}")
     lower = np.tril_indices(n, k=-1)
     M[lower] = M.T[lower]
@@ -364,8 +380,9 @@ def _fill_vectorised(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
 def _asymmetric(arg, func, where, objects, i, j, mij, mji) -> ValueError:
     return ValueError(
         f"The {arg!r} callable of {func} must be symmetric, f(a, b) == f(b, a); for {where} "
-        f"f(x_{i}, x_{j}) = {mij!r} but f(x_{j}, x_{i}) = {mji!r}, objects {short_repr(objects[i])} "
-        f"and {short_repr(objects[j])}. Symmetrise it, e.g. lambda a, b: (f(a, b) + f(b, a)) / 2."
+        f"f(x_{i}, x_{j}) = {mij!r} but f(x_{j}, x_{i}) = {mji!r}, objects "
+        f"{short_repr(objects[i])} and {short_repr(objects[j])}. Symmetrise it, e.g. "
+        f"lambda a, b: (f(a, b) + f(b, a)) / 2."
     )
 
 
@@ -377,8 +394,14 @@ def _check_symmetric_block(square: np.ndarray, a: int, arg, func, where, objects
         r, c = np.unravel_index(int(np.argmax(asym)), asym.shape)
         i, j = (int(r), int(c)) if r < c else (int(c), int(r))
         raise _asymmetric(
-            arg, func, where, objects, a + i, a + j,
-            float(square[i, j]), float(square[j, i]),
+            arg,
+            func,
+            where,
+            objects,
+            a + i,
+            a + j,
+            float(square[i, j]),
+            float(square[j, i]),
         )
 
 

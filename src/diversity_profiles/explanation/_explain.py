@@ -86,8 +86,10 @@ def _check_callables(ds, distance, similarities, func: str) -> None:
             continue
         mine = pw.attrs(kind)[f"{kind}_callable_source_sha256"]
         theirs = str(ds.attrs.get(f"{kind}_callable_source_sha256", ""))
-        if not mine.startswith("unavailable") and not theirs.startswith("unavailable") and (
-            mine != theirs
+        if (
+            not mine.startswith("unavailable")
+            and not theirs.startswith("unavailable")
+            and (mine != theirs)
         ):
             raise ValueError(
                 f"The {arg!r} callable passed to {func} ({pw.name}) has other source code than "
@@ -328,8 +330,8 @@ def explain(
     unknown = sorted(set(options) - set(_EXPLAIN_OPTIONS))
     if unknown:
         raise TypeError(
-            f"{FUNC}() got unexpected keyword argument(s) {unknown}; it takes similarities, distance, "
-            f"{', '.join(_EXPLAIN_OPTIONS)}."
+            f"{FUNC}() got unexpected keyword argument(s) {unknown}; it takes similarities, "
+            f"distance, {', '.join(_EXPLAIN_OPTIONS)}."
         )
     _, ds = _condition_node(tree, options.get("condition"))
     cond = _rebuild(ds, sets, similarities, FUNC, distance)  # before any option costs time

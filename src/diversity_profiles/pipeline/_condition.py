@@ -25,9 +25,9 @@ from ..core import (
 )
 from ..engines import (
     DISTANCES,
+    LogDistanceHistogram,
     callable_matrix,
     check_callable_memory,
-    LogDistanceHistogram,
     distance_matrix,
     gaussian_kernel,
     iter_distance_blocks,
@@ -407,7 +407,12 @@ def _prepare_objects(
         K = None
         if sim is not None:
             K = callable_matrix(
-                objects, sim, kind="similarity", arg="similarities", func=FUNC, where=where,
+                objects,
+                sim,
+                kind="similarity",
+                arg="similarities",
+                func=FUNC,
+                where=where,
                 seed=seed,
             )
             kernels[label] = check_similarity_matrix(K, FUNC, f"similarities[{label!r}]")
@@ -452,12 +457,14 @@ def prepare_sets(
             f"{len(sets) if hasattr(sets, '__len__') else '?'} entries."
         )
     if dist_callable is not None or sim_callable is not None:
-        prepared, made = _prepare_objects(
-            sets, dist_callable, sim_callable, richness_tol, seed
-        )
+        prepared, made = _prepare_objects(sets, dist_callable, sim_callable, richness_tol, seed)
         if isinstance(similarities, Mapping):  # a distance callable and given kernels
             prepared = _with_kernels(prepared, sets, similarities)
-        return [replace(item, given_similarity=made[item.label]) for item in prepared] if made else prepared
+        return (
+            [replace(item, given_similarity=made[item.label]) for item in prepared]
+            if made
+            else prepared
+        )
     from ..engines import gather_set, is_dask, is_torch, tensor_device, tensor_to_numpy
 
     prepared = []
