@@ -35,8 +35,11 @@ from ..core import (
 
 #: Row blocks of a pairwise callable per process (more: a smoother bar, more round trips).
 BLOCKS_PER_JOB = 16
-#: Entries of one block of a vectorised callable (2^22 float64 = 32 MiB).
-VECTOR_BLOCK_ENTRIES = 1 << 22
+#: Entries of one block of a vectorised callable (2^20 float64 = 8 MiB): blocks this small
+#: skip most of the lower triangle and stay in cache for the checks.
+VECTOR_BLOCK_ENTRIES = 1 << 20
+#: Of a vectorised callable's diagonal blocks, every this-many-th row is checked for symmetry.
+SYMMETRY_STRIDE = 8
 #: Objects on each side of the symmetry spot check.
 SYMMETRY_SAMPLE = 32
 
@@ -129,26 +132,32 @@ def _check_values(
     values: np.ndarray, pairs, kind: str, arg: str, func: str, where: str, objects
 ) -> None:
     """NaN/inf anywhere, negative distances: the first such pair named. ``pairs(k)`` maps
-    a flat index of ``values`` to its (i, j)."""
+    a flat index of ``values`` to its (i, j). One pass (the minimum and maximum) when all
+    is well."""
+    if values.size == 0:
+        return
+    with np.errstate(invalid="ignore"):
+        low, high = float(values.min()), float(values.max())
+    if np.isfinite(low) and np.isfinite(high) and (low >= 0 or kind != "distance"):
+        return
     bad = ~np.isfinite(values)
     if bad.any():
         k = int(np.argmax(bad.ravel()))
         i, j = pairs(k)
         what = "NaN" if np.isnan(values.flat[k]) else repr(float(values.flat[k]))
         raise _pair_error(kind, arg, func, where, i, j, objects, f"returned {what}")
-    if kind == "distance" and (values < 0).any():
-        k = int(np.argmax((values < 0).ravel()))
-        i, j = pairs(k)
-        raise _pair_error(
-            kind,
-            arg,
-            func,
-            where,
-            i,
-            j,
-            objects,
-            f"returned the negative distance {float(values.flat[k])!r}",
-        )
+    k = int(np.argmax((values < 0).ravel()))
+    i, j = pairs(k)
+    raise _pair_error(
+        kind,
+        arg,
+        func,
+        where,
+        i,
+        j,
+        objects,
+        f"returned the negative distance {float(values.flat[k])!r}",
+    )
 
 
 def _as_block(value, rows: int, cols: int, arg: str, func: str) -> np.ndarray:
@@ -330,8 +339,17 @@ def _fill_pairwise(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
                 total,
                 f"{arg} pairs of {where} ({jobs} processes)",
             )
-    lower = np.tril_indices(n, k=-1)
-    M[lower] = M.T[lower]
+    _mirror(M, bounds)
+
+
+def _mirror(M: np.ndarray, bounds: list[tuple[int, int]]) -> None:
+    """Copy the upper triangle (rows [a, b) filled from column a on) to the lower, block by
+    block: no n² index arrays."""
+    for a, b in bounds:
+        M[b:, a:b] = M[a:b, b:].T
+        square = M[a:b, a:b]
+        lower = np.tril_indices(b - a, k=-1)
+        square[lower] = square.T[lower]
 
 
 def _run_blocks(results, bounds, pw: Pairwise, place, total: float, desc: str) -> None:
@@ -365,16 +383,13 @@ def _fill_vectorised(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
             r, c = divmod(k, n - a)
             return a + r, a + c
 
-        upper = np.triu(np.ones(block.shape, dtype=bool), k=0)  # j >= i within the block
-        masked = np.where(upper, block, 0.0)
-        _check_values(masked, pairs, kind, arg, func, where, objects)
-        square = block[:, : b - a]  # the diagonal block holds both orders: check it all
-        _check_symmetric_block(square, a, arg, func, where, objects)
+        _check_values(block, pairs, kind, arg, func, where, objects)
+        # the diagonal block holds both orders: every SYMMETRY_STRIDE-th row checked
+        _check_symmetric_block(block[:, : b - a], a, arg, func, where, objects)
         M[a:b, a:] = block
 
     _run_blocks(blocks(), bounds, pw, place, total, f"{arg} blocks of {where}")
-    lower = np.tril_indices(n, k=-1)
-    M[lower] = M.T[lower]
+    _mirror(M, bounds)
 
 
 def _asymmetric(arg, func, where, objects, i, j, mij, mji) -> ValueError:
@@ -387,21 +402,17 @@ def _asymmetric(arg, func, where, objects, i, j, mij, mji) -> ValueError:
 
 
 def _check_symmetric_block(square: np.ndarray, a: int, arg, func, where, objects) -> None:
-    finite = np.where(np.isfinite(square), square, 0.0)
-    scale = max(float(np.max(np.abs(finite), initial=0.0)), 1.0)
-    asym = np.abs(finite - finite.T)
+    """Rows ``::SYMMETRY_STRIDE`` of a (finite) square block against its columns."""
+    rows = np.arange(0, square.shape[0], SYMMETRY_STRIDE)
+    strip, mirrored = square[rows], square[:, rows].T
+    scale = max(float(np.abs(square[rows]).max(initial=0.0)), 1.0)
+    asym = np.abs(strip - mirrored)
     if asym.size and float(asym.max()) > MATRIX_RTOL * scale:
         r, c = np.unravel_index(int(np.argmax(asym)), asym.shape)
-        i, j = (int(r), int(c)) if r < c else (int(c), int(r))
+        i, j = int(rows[r]), int(c)
+        i, j = (i, j) if i < j else (j, i)
         raise _asymmetric(
-            arg,
-            func,
-            where,
-            objects,
-            a + i,
-            a + j,
-            float(square[i, j]),
-            float(square[j, i]),
+            arg, func, where, objects, a + i, a + j, float(square[i, j]), float(square[j, i])
         )
 
 
