@@ -19,7 +19,7 @@ import types
 from . import _deprecated
 from ._version import __version__
 from .comparison import compare, permutation_test
-from .core import Representation
+from .core import Pairwise, Representation, pairwise
 from .engines import pairwise_distances
 from .explanation import convergence, explain, profiles
 
@@ -44,6 +44,7 @@ from .pipeline import FAMILIES, Profiler, merge
 __all__ = [
     "FAMILIES",
     "CoincidentPointsWarning",
+    "Pairwise",
     "ProfileExplorer",
     "Profiler",
     "Representation",
@@ -57,6 +58,7 @@ __all__ = [
     "magnitude",
     "merge",
     "open_profiles",
+    "pairwise",
     "pairwise_distances",
     "permutation_test",
     "profiles",

@@ -3,6 +3,7 @@ budgets, escaping of untrusted text, named representations, and how a set's samp
 read from DataArrays and tensors. Imports numpy only."""
 
 from ._budget import PROGRESS_AFTER_S, plan_repeats, plan_work
+from ._callables import Pairwise, as_pairwise, pairwise, short_repr
 from ._escaping import (
     ScriptSafeEncoder,
     display_labels,
@@ -44,9 +45,11 @@ __all__ = [
     "PROGRESS_AFTER_S",
     "SAMPLE_DIM",
     "STRENGTH",
+    "Pairwise",
     "Representation",
     "ScriptSafeEncoder",
     "as_finite_array",
+    "as_pairwise",
     "available_memory_bytes",
     "check_distance_matrix",
     "check_int",
@@ -64,6 +67,7 @@ __all__ = [
     "markdown_code",
     "markdown_text",
     "one_of",
+    "pairwise",
     "plan_repeats",
     "plan_work",
     "progress",
@@ -72,5 +76,6 @@ __all__ = [
     "samples_first",
     "script_json",
     "script_safe",
+    "short_repr",
     "shorten",
 ]

@@ -16,6 +16,7 @@ from ._blockwise import (
     dual_eigenvalues,
     one_thread,
 )
+from ._callable_pairs import callable_matrix, check_callable_memory
 from ._dask_engine import Shipped, gather_set, is_dask
 from ._dask_operator import on_workers
 from ._distances import (
@@ -67,6 +68,8 @@ __all__ = [
     "ThresholdCounts",
     "TorchEngine",
     "build_preconditioner",
+    "callable_matrix",
+    "check_callable_memory",
     "distance_block",
     "distance_matrix",
     "distinct_rows",

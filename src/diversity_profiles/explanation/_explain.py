@@ -26,13 +26,13 @@ labels are untrusted, so nodes are named by position and carry the label as an a
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core import check_int, check_parameter, one_of
+from ..core import Pairwise, as_pairwise, check_int, check_parameter, one_of
 from ..families import AUTO_TIME_LIMIT
 from ..pipeline import Condition, node_bandwidth, prepare_sets
 from . import _witnesses as _w
@@ -63,8 +63,46 @@ def _condition_node(tree, condition, func: str = FUNC):
     return condition, tree[condition].to_dataset()
 
 
-def _rebuild(ds, sets: Mapping, similarities, func: str = FUNC) -> Condition:
-    """The condition behind ``ds`` from the same sets (checked to be the same)."""
+def _check_callables(ds, distance, similarities, func: str) -> None:
+    """The callables passed to rebuild a condition are those the node records."""
+    given = {
+        "distance": as_pairwise(distance),
+        "similarity": None if isinstance(similarities, Mapping) else as_pairwise(similarities),
+    }
+    for kind, arg in (("distance", "distance"), ("similarity", "similarities")):
+        recorded = ds.attrs.get(f"{kind}_callable")
+        pw = given[kind]
+        if recorded is not None and pw is None:
+            raise ValueError(
+                f"The profile's {kind} matrices were made by the callable {recorded!r}; pass "
+                f"it again as {arg}= to {func} with the same sets of objects."
+            )
+        if recorded is None and pw is not None:
+            raise ValueError(
+                f"The {arg!r} argument of {func} is a callable, but the profile's {kind} "
+                f"matrices were not made by one; pass the arguments the profile was made with."
+            )
+        if pw is None:
+            continue
+        mine = pw.attrs(kind)[f"{kind}_callable_source_sha256"]
+        theirs = str(ds.attrs.get(f"{kind}_callable_source_sha256", ""))
+        if (
+            not mine.startswith("unavailable")
+            and not theirs.startswith("unavailable")
+            and (mine != theirs)
+        ):
+            raise ValueError(
+                f"The {arg!r} callable passed to {func} ({pw.name}) has other source code than "
+                f"the one the profile records ({recorded}, sha256 {theirs[:12]}…, here "
+                f"{mine[:12]}…); pass the callable the profile was made with."
+            )
+
+
+def _rebuild(ds, sets: Mapping, similarities, func: str = FUNC, distance=None) -> Condition:
+    """The condition behind ``ds`` from the same sets (checked to be the same); a
+    condition made by callables is rebuilt from the same callables (``distance``,
+    ``similarities``)."""
+    _check_callables(ds, distance, similarities, func)
     labels = [str(v) for v in ds["set"].values]
     if not isinstance(sets, Mapping) or sorted(sets) != sorted(labels):
         got = sorted(sets) if isinstance(sets, Mapping) else type(sets).__name__
@@ -75,7 +113,7 @@ def _rebuild(ds, sets: Mapping, similarities, func: str = FUNC) -> Condition:
     tol = float(ds["richness"].attrs.get("tolerance", 0.0)) if "richness" in ds else 0.0
     prepared = prepare_sets(
         {k: sets[k] for k in labels},
-        ds.attrs["distance"],
+        ds.attrs["distance"] if distance is None else distance,
         similarities=similarities,
         richness_tol=tol,
     )
@@ -213,7 +251,8 @@ def explain(
     tree,
     sets: Mapping[str, object],
     *,
-    similarities: Mapping[str, object] | None = None,
+    similarities: Mapping[str, object] | Callable[[Any, Any], float] | Pairwise | None = None,
+    distance: Callable[[Any, Any], float] | Pairwise | None = None,
     **options: Any,
 ) -> xr.DataTree:
     """A copy of ``tree`` with the samples behind one condition's profiles stored in it.
@@ -255,8 +294,12 @@ def explain(
         Where the stored value is exact the witness is always a proved maximum set.
         Circles per category is the greedy sweep's certified bounds unless
         ``circles_method="exact"`` (CP-SAT on every category can take minutes).
-    similarities : dict, optional
-        The precomputed similarity matrices, if the profiles used them.
+    similarities : dict or callable, optional
+        The precomputed similarity matrices, or the similarity callable, if the profiles
+        used them.
+    distance : callable, optional
+        The distance callable, if the profiles used one (:func:`pairwise`); its source
+        hash is checked against the one the tree records.
 
     Returns
     -------
@@ -288,10 +331,10 @@ def explain(
     if unknown:
         raise TypeError(
             f"{FUNC}() got unexpected keyword argument(s) {unknown}; it takes similarities, "
-            f"{', '.join(_EXPLAIN_OPTIONS)}."
+            f"distance, {', '.join(_EXPLAIN_OPTIONS)}."
         )
     _, ds = _condition_node(tree, options.get("condition"))
-    cond = _rebuild(ds, sets, similarities)  # checked before any option costs time
+    cond = _rebuild(ds, sets, similarities, FUNC, distance)  # before any option costs time
     return explain_condition(tree, cond, **options)
 
 
@@ -374,7 +417,8 @@ _EXPLAIN_OPTIONS = tuple(inspect.signature(explain_condition).parameters)[2:]
 def _explain_signature() -> inspect.Signature:
     own = inspect.signature(explain).parameters
     rest = inspect.signature(explain_condition).parameters
-    params = [own["tree"], own["sets"], *(rest[k] for k in _EXPLAIN_OPTIONS), own["similarities"]]
+    params = [own["tree"], own["sets"], *(rest[k] for k in _EXPLAIN_OPTIONS)]
+    params += [own["similarities"], own["distance"]]
     return inspect.Signature(params, return_annotation="xr.DataTree")
 
 

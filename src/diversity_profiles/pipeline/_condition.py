@@ -15,6 +15,8 @@ from typing import TypeVar
 import numpy as np
 
 from ..core import (
+    Pairwise,
+    as_pairwise,
     check_distance_matrix,
     check_pairwise_memory,
     check_similarity_matrix,
@@ -24,6 +26,8 @@ from ..core import (
 from ..engines import (
     DISTANCES,
     LogDistanceHistogram,
+    callable_matrix,
+    check_callable_memory,
     distance_matrix,
     gaussian_kernel,
     iter_distance_blocks,
@@ -307,26 +311,159 @@ def _check_label(label) -> str:
     )
 
 
+#: What a tree records when the distance is derived from a similarity callable.
+DISTANCE_FROM_KERNEL = "1 - K, clipped at 0 (K from the similarity callable)"
+
+
+def read_callables(distance, similarities) -> tuple[str, Pairwise | None, Pairwise | None]:
+    """(the condition's distance name, the distance callable, the similarity callable).
+
+    A callable distance or similarity makes the condition ``"precomputed"``: its matrices
+    are formed from the objects of each set. With a similarity callable alone the distance
+    must be ``"precomputed"``, read as ``1 - K`` (as the n-gram kernel of the text
+    featuriser does).
+
+    >>> read_callables("cosine", None)
+    ('cosine', None, None)
+    >>> read_callables(len, None)[0]
+    'precomputed'
+    """
+    dist = as_pairwise(distance)
+    sim = None if isinstance(similarities, Mapping) else as_pairwise(similarities)
+    if dist is not None and dist.normalize:
+        raise ValueError(
+            f"The 'distance' callable of {FUNC} was declared with normalize=True, which "
+            f"applies to similarities only (a unit self-similarity). Drop normalize=True."
+        )
+    if similarities is not None and sim is None and not isinstance(similarities, Mapping):
+        raise TypeError(
+            f"The 'similarities' argument of {FUNC} must be None, a dict of n × n matrices "
+            f"keyed by set label, or a similarity callable f(a, b) (or dp.pairwise(f, ...)). "
+            f"Got {type(similarities).__name__}."
+        )
+    if dist is None and not isinstance(distance, str):
+        raise TypeError(
+            f"The 'distance' argument of {FUNC} must be one of "
+            f"{', '.join(repr(d) for d in DISTANCES)}, or a distance callable f(a, b) (or "
+            f"dp.pairwise(f, ...)). Got {type(distance).__name__}."
+        )
+    if sim is not None and dist is None and distance != "precomputed":
+        raise ValueError(
+            f"With a similarity callable the sets passed to {FUNC} are objects, so the "
+            f"'distance' argument must be 'precomputed' (1 - K, clipped at 0) or a distance "
+            f"callable f(a, b). Got {distance!r}."
+        )
+    if dist is None and sim is None:
+        one_of(distance, "distance", FUNC, DISTANCES)
+        return distance, None, None
+    return "precomputed", dist, sim
+
+
+def callable_attrs(distance, similarities) -> dict[str, str]:
+    """The attributes a tree records of the callables that made its matrices."""
+    _, dist, sim = read_callables(distance, similarities)
+    out: dict[str, str] = {}
+    if dist is not None:
+        out.update(dist.attrs("distance"))
+    elif sim is not None:
+        out["distance_from_kernel"] = DISTANCE_FROM_KERNEL
+    if sim is not None:
+        out.update(sim.attrs("similarity"))
+    return out
+
+
+def _objects(values, name: str):
+    """A set of any objects: a numpy array as it is (its slices are a vectorised
+    callable's blocks), any other iterable as a list."""
+    if isinstance(values, np.ndarray):
+        return values
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__"):
+        raise TypeError(
+            f"The {name} argument of {FUNC} must be a sequence of objects (a list, tuple or "
+            f"array) for a distance or similarity callable. Got {type(values).__name__}"
+            + (": wrap one string in a list." if isinstance(values, str) else ".")
+        )
+    return list(values)
+
+
+def _prepare_objects(
+    sets: Mapping, dist: Pairwise | None, sim: Pairwise | None, richness_tol: float, seed: int
+) -> tuple[list[PreparedSet], dict]:
+    """Sets of objects under callables: each set's matrices formed blockwise, checked."""
+    prepared, kernels = [], {}
+    for label, values in sets.items():
+        label = _check_label(label)
+        name = f"sets[{label!r}]"
+        objects = _objects(values, name)
+        if len(objects) < 2:
+            raise ValueError(
+                f"The set {label!r} passed to {FUNC} has {len(objects)} object(s); diversity "
+                f"needs at least 2. Drop the set or add objects."
+            )
+        where = f"set {label!r}"
+        held = 3 + (dist is not None and sim is not None) + (sim is not None)
+        arg = "distance" if dist is not None else "similarities"
+        check_callable_memory(len(objects), arg=arg, where=where, func=FUNC, copies=held)
+        K = None
+        if sim is not None:
+            K = callable_matrix(
+                objects,
+                sim,
+                kind="similarity",
+                arg="similarities",
+                func=FUNC,
+                where=where,
+                seed=seed,
+            )
+            kernels[label] = check_similarity_matrix(K, FUNC, f"similarities[{label!r}]")
+        if dist is not None:
+            D = callable_matrix(
+                objects, dist, kind="distance", arg="distance", func=FUNC, where=where, seed=seed
+            )
+        else:
+            assert K is not None  # read_callables: one callable at least
+            D = np.clip(1.0 - K, 0.0, None)
+            np.fill_diagonal(D, 0.0)
+        D = check_distance_matrix(D, FUNC, name, min_size=2)
+        prepared.append(
+            PreparedSet(label, "precomputed", given_distances=D, richness_tol=richness_tol)
+        )
+    return prepared, kernels
+
+
 def prepare_sets(
     sets: Mapping,
-    distance: str,
+    distance,
     *,
-    similarities: Mapping | None = None,
+    similarities=None,
     richness_tol: float = 0.0,
     device: str | None = None,
+    seed: int = 0,
 ) -> list[PreparedSet]:
     """Validate every set of a condition and check they are comparable.
 
-    ``device`` (a resolved torch device, see :func:`.torch_engine.resolve_device`) puts
-    the embedding sets on that device; without one, torch tensors among the sets put
-    them on the tensors' device.
+    ``distance`` is a name of :data:`DISTANCES` or a distance callable, ``similarities``
+    a dict of matrices or a similarity callable (see :func:`read_callables`): with a
+    callable, every set is a sequence of objects whose matrices are formed here
+    (:func:`~diversity_profiles.engines.callable_matrix`). ``device`` (a resolved torch
+    device, see :func:`.torch_engine.resolve_device`) puts the embedding sets on that
+    device; without one, torch tensors among the sets put them on the tensors' device.
     """
-    one_of(distance, "distance", FUNC, DISTANCES)
+    distance, dist_callable, sim_callable = read_callables(distance, similarities)
     if not isinstance(sets, Mapping) or len(sets) == 0:
         raise ValueError(
             f"The 'sets' argument of {FUNC} must be a non-empty dict mapping labels to arrays, "
             f'e.g. {{"beam": X1, "human": X2}}. Got {type(sets).__name__} with '
             f"{len(sets) if hasattr(sets, '__len__') else '?'} entries."
+        )
+    if dist_callable is not None or sim_callable is not None:
+        prepared, made = _prepare_objects(sets, dist_callable, sim_callable, richness_tol, seed)
+        if isinstance(similarities, Mapping):  # a distance callable and given kernels
+            prepared = _with_kernels(prepared, sets, similarities)
+        return (
+            [replace(item, given_similarity=made[item.label]) for item in prepared]
+            if made
+            else prepared
         )
     from ..engines import gather_set, is_dask, is_torch, tensor_device, tensor_to_numpy
 
@@ -372,6 +509,17 @@ def prepare_sets(
             f"dimensions differ: {dims}. Embed every set with the same model, or profile them "
             f"as separate conditions and combine with dp.merge."
         )
+    prepared = _with_kernels(prepared, sets, similarities)
+    # Sets are immutable: the device joins them as they are built.
+    return [
+        replace(item, device=device if item.embeddings is not None else None) for item in prepared
+    ]
+
+
+def _with_kernels(
+    prepared: list[PreparedSet], sets: Mapping, similarities: Mapping | None
+) -> list[PreparedSet]:
+    """The sets with their given similarity matrices (checked) joined."""
     kernels: dict = {}
     if similarities is not None:
         missing = sorted(set(sets) - set(similarities))
@@ -390,15 +538,7 @@ def prepare_sets(
                     f"{item.n} samples; they must describe the same samples."
                 )
             kernels[item.label] = K
-    # Sets are immutable: the device and the given kernels join them as they are built.
-    return [
-        replace(
-            item,
-            device=device if item.embeddings is not None else None,
-            given_similarity=kernels.get(item.label),
-        )
-        for item in prepared
-    ]
+    return [replace(item, given_similarity=kernels.get(item.label)) for item in prepared]
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,14 @@ new tree rather than writing into yours.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core import (
+    Pairwise,
     Representation,
     available_memory_bytes,
     check_int,
@@ -27,7 +28,7 @@ from ..core import (
 )
 from ..engines import resolve_device
 from . import _fingerprint as fingerprints
-from ._condition import Condition, prepare_sets
+from ._condition import Condition, callable_attrs, prepare_sets, read_callables
 from ._layout import with_children
 from ._plan import Plan
 from ._planning import solver_memory
@@ -85,8 +86,8 @@ class Profiler:
         sets: Mapping[str, object],
         *,
         representation: str | Representation,
-        distance: str,
-        similarities: Mapping[str, object] | None = None,
+        distance: str | Callable[[Any, Any], float] | Pairwise,
+        similarities: Mapping[str, object] | Callable[[Any, Any], float] | Pairwise | None = None,
         bandwidth: float | None = None,
         circles_method: str = "auto",
         richness_tol: float = 0.0,
@@ -100,11 +101,7 @@ class Profiler:
             representation = representation.name
         representation = _check_name(representation, "representation")
         one_of(circles_method, "circles_method", PREPARE, _CIRCLES_METHODS)
-        if similarities is not None and not isinstance(similarities, Mapping):
-            raise TypeError(
-                f"The 'similarities' argument of {PREPARE} must be None or a dict keyed by set "
-                f"label. Got {type(similarities).__name__}."
-            )
+        name, _, _ = read_callables(distance, similarities)  # checked before any work
         if bandwidth is not None:
             bandwidth = check_real(
                 bandwidth, "bandwidth", PREPARE, low=0.0, high=np.inf, low_open=True, high_open=True
@@ -115,11 +112,17 @@ class Profiler:
         seed = check_seed(seed, PREPARE)
         device = resolve_device(device, PREPARE)
         prepared = prepare_sets(
-            sets, distance, similarities=similarities, richness_tol=richness_tol, device=device
+            sets,
+            distance,
+            similarities=similarities,
+            richness_tol=richness_tol,
+            device=device,
+            seed=seed,
         )
+        details.update(callable_attrs(distance, similarities))  # how the matrices were made
         # Set once here and never again (see __setattr__): every call's decisions live in
         # the plan it builds, so concurrent calls share only these immutable sets.
-        cond = Condition(representation, distance, prepared, bandwidth, circles_method, seed)
+        cond = Condition(representation, name, prepared, bandwidth, circles_method, seed)
         object.__setattr__(self, "_cond", cond)
         object.__setattr__(self, "_details", details)
 

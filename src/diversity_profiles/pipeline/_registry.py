@@ -198,8 +198,8 @@ def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Re
             raise
         raise ValueError(
             f"{exc} The Gaussian kernel of a precomputed distance is positive semidefinite only "
-            f"when the distance is Euclidean; pass similarities={{label: K, ...}} with a PSD "
-            f"kernel for Vendi, or leave 'vendi' out of families."
+            f"when the distance is Euclidean; pass similarities={{label: K, ...}} (or a similarity "
+            f"callable) with a PSD kernel for Vendi, or leave 'vendi' out of families."
         ) from None
     return {"vendi": (vendi_from_spectrum(lam, qs), {})}
 
