@@ -12,9 +12,7 @@ lower triangle itself is never evaluated.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import pickle
 import sys
 import time
 import warnings
@@ -92,6 +90,9 @@ def _context(func, n_jobs: int, where: str):
     """The multiprocessing context for ``n_jobs`` processes, or None to run here."""
     if n_jobs == 1:
         return None
+    import multiprocessing  # only when processes are asked for: import stays light
+    import pickle
+
     # Forked workers inherit the callable and objects without pickling (lambdas, notebook
     # functions); macOS and Windows spawn, which needs both to pickle.
     if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin":

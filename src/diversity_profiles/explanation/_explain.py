@@ -103,6 +103,12 @@ def _rebuild(ds, sets: Mapping, similarities, func: str = FUNC, distance=None) -
     condition made by callables is rebuilt from the same callables (``distance``,
     ``similarities``)."""
     _check_callables(ds, distance, similarities, func)
+    if isinstance(distance, str) and distance != ds.attrs["distance"]:
+        raise ValueError(
+            f"The 'distance' argument of {func} is {distance!r} but the profile was computed "
+            f"with {ds.attrs['distance']!r}; leave it out, or pass the distance callable the "
+            f"profile was made with."
+        )
     labels = [str(v) for v in ds["set"].values]
     if not isinstance(sets, Mapping) or sorted(sets) != sorted(labels):
         got = sorted(sets) if isinstance(sets, Mapping) else type(sets).__name__
@@ -252,7 +258,7 @@ def explain(
     sets: Mapping[str, object],
     *,
     similarities: Mapping[str, object] | Callable[[Any, Any], float] | Pairwise | None = None,
-    distance: Callable[[Any, Any], float] | Pairwise | None = None,
+    distance: str | Callable[[Any, Any], float] | Pairwise | None = None,
     **options: Any,
 ) -> xr.DataTree:
     """A copy of ``tree`` with the samples behind one condition's profiles stored in it.

@@ -59,6 +59,15 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         Distance between samples. Vendi uses the matching similarity: cosine
         similarity, Tanimoto similarity, or a Gaussian kernel of the distance
         (euclidean, precomputed) whose bandwidth is recorded.
+        Or a distance callable ``f(a, b) -> float`` (or :func:`pairwise` of one, e.g.
+        vectorised or on several processes): each set is then a sequence of any objects
+        (strings, graphs, molecules) and its n × n distances are formed from them on the
+        upper triangle in row blocks, with a progress bar when slow, after a memory check,
+        and checked (finite, non-negative, ``f(x, x) = 0``, symmetric on a spot check of
+        pairs; the first bad pair is named with its objects). The node is
+        ``"{representation}/precomputed"`` and records the callable as
+        ``distance_callable`` (qualified name), ``distance_callable_kind`` and
+        ``distance_callable_source_sha256`` (where ``inspect.getsource`` finds it).
     families : list of str, optional
         Names from the registry :data:`FAMILIES`: ``"vendi"``, ``"magnitude"``,
         ``"circles"``, ``"energy"``, ``"average_distance"``, ``"richness"`` (the
@@ -77,6 +86,12 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         10,000 (:data:`~.pipeline.MAX_N_POINTS`; 100 already draws smooth curves).
     similarities : dict of str to array_like, optional
         Precomputed similarity matrices (unit diagonal, PSD) for Vendi, one per set.
+        Or a similarity callable ``k(a, b) -> float`` (or :func:`pairwise` of one; with
+        ``normalize=True`` it is divided by ``sqrt(k(a, a) k(b, b))``, else ``k(x, x)``
+        must be 1) over sets of any objects, checked as a distance callable is and
+        recorded as ``similarity_callable*``; Vendi refuses a kernel that is not PSD with
+        its most negative eigenvalue. With ``distance="precomputed"`` the other families'
+        distance is ``1 - K`` clipped at 0 (recorded as ``distance_from_kernel``).
     bandwidth : float, optional
         Gaussian kernel bandwidth; median of the pooled distances by default.
     circles_method : {"auto", "exact", "greedy"}
