@@ -296,7 +296,7 @@ def influences(
                     var: _scaled_to_n(h, idx, item.n)
                     for var, h in fam.influence(cond, exact, sub, grid).items()
                 }
-                if got:
+                if got and idx.size < item.n:  # a smaller set's subset is the whole set
                     how[fam.name] = SUBSET_METHOD.format(m=INFLUENCE_SUBSET)
             per_set.append(got)
         for var in per_set[0]:
