@@ -33,7 +33,8 @@ for up to 60 s per sweep, which changes the values, not the uncertainty) and lef
 permutation test; grids have 40 points (``n_points=40``). Everything else is the default.
 
 Run: ``python benchmarks/calibration.py`` (about 40 minutes on 2 cores: two worker processes,
-one BLAS thread each) or ``--quick`` (n = 50, a smoke test of a few minutes).
+one BLAS thread each) or ``--quick`` (n = 50, a smoke test of a few minutes); ``--sizes 5000``
+runs only that size's jobs and keeps the other sizes' results already in the file.
 Results: ``benchmarks/calibration_results.json`` (``calibration_results-quick.json``).
 """
 
@@ -228,7 +229,9 @@ def plan(quick: bool, permutations: int = 0) -> list[tuple[str, int, int, int]]:
         ("molecule halves", 1000, 12, 0),
         ("gauss cov 1.1", 1000, 8, 0),
         ("gmm32 drop 1 mode", 1000, 8, 0),
-        ("gmm32 cosine", 5000, 3, 0),
+        ("gmm32 euclidean", 5000, 4, 0),  # energy and average distance on large-n methods
+        ("gmm32 cosine", 5000, 4, 0),
+        ("gmm32 drop 1 mode", 5000, 3, 0),
     ]
     return jobs
 
@@ -277,11 +280,24 @@ def main() -> None:
     parser.add_argument(
         "--permutations", type=int, default=0, help="also run dp.permutation_test at n = 200"
     )
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="*",
+        help="run only the jobs of these n, keeping the other results already in the file",
+    )
     args = parser.parse_args()
     jobs = plan(args.quick, args.permutations)
+    if args.sizes:
+        jobs = [job for job in jobs if job[1] in args.sizes]
     start = time.perf_counter()
-    results = []
     name = "calibration_results-quick.json" if args.quick else "calibration_results.json"
+    path = Path(__file__).with_name(name)
+    kept: list[dict] = []
+    if args.sizes and path.exists():  # the other sizes' results stay
+        previous = json.loads(path.read_text())["results"]
+        kept = [r for r in previous if r["n_per_set"] not in args.sizes]
+    results = list(kept)
     _molecule_bits()  # once, before the workers start
     with ProcessPoolExecutor(args.workers) as pool:
         for scenario, n, reps, R in jobs:
@@ -291,17 +307,19 @@ def main() -> None:
             print(f"{scenario}, n={n}: {reps} reps in {time.perf_counter() - t0:.0f} s", flush=True)
             report = {
                 "machine": _machine(),
-                "command": "python benchmarks/calibration.py" + (" --quick" if args.quick else ""),
+                "command": "python benchmarks/calibration.py"
+                + (" --quick" if args.quick else "")
+                + (" --sizes " + " ".join(map(str, args.sizes)) if args.sizes else ""),
                 "alpha": ALPHA,
                 "n_points": 40,
                 "families_profiled": FAMILIES,
                 "note": "defaults of dp.profiles except circles_method='greedy' and n_points=40; "
                 "a claim is a finding of dominates, dominated or crosses in some family",
                 "wall_seconds": time.perf_counter() - start,
-                "complete": len(results) == len(jobs),
+                "complete": len(results) == len(kept) + len(jobs),
                 "results": results,
             }
-            write_atomically(Path(__file__).with_name(name), report)  # partial results kept
+            write_atomically(path, report)  # partial results kept
     print(table(results))
 
 

@@ -226,7 +226,9 @@ SUBSET_METHOD = (
 )
 
 
-def influence_subset(cond: Condition, item: PreparedSet, size: int = INFLUENCE_SUBSET):
+def influence_subset(
+    cond: Condition, item: PreparedSet, size: int = INFLUENCE_SUBSET
+) -> tuple[np.ndarray, PreparedSet]:
     """The random ``size`` samples (sorted) on which large-n families estimate influences,
     the same for every family of the set, and that subset as a set held on the host.
 
