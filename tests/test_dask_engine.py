@@ -239,6 +239,39 @@ def test_cluster_passes_equal_in_memory_bitwise(client):
     assert got.sum_k2 == pytest.approx(np.sum(np.exp(-(pdist(X) ** 2) / 50) ** 2), rel=1e-5)
 
 
+def _levenshtein(a: str, b: str) -> int:
+    """Edit distance by the textbook dynamic programme (the reference and the callable)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def test_callable_runs_on_the_cluster_and_equals_a_double_loop(client):
+    rng = np.random.default_rng(5)
+    words = ["".join(rng.choice(list("abcd"), rng.integers(1, 7))) for _ in range(150)]
+    pairs = [(a, b) for i, a in enumerate(words) for b in words[i + 1 :]]
+    for func, ref in (
+        (_levenshtein, np.mean([_levenshtein(a, b) for a, b in pairs])),
+        (lambda a, b: abs(len(a) - len(b)), np.mean([abs(len(a) - len(b)) for a, b in pairs])),
+    ):
+        with distributed.get_task_stream(client) as stream:
+            tree = dp.profiles(
+                {"w": words},
+                representation="words",
+                distance=func,
+                families=["average_distance"],
+            )
+        assert any("_cluster_rows" in str(task["key"]) for task in stream.data)
+        node = tree["words/precomputed"]
+        on = node.attrs["distance_callable_evaluated_on"]
+        assert on.startswith(f"dask.distributed cluster ({client.scheduler.address})"), on
+        got = float(node["average_distance"].sel(set="w"))
+        assert got == pytest.approx(ref, rel=1e-12)
+
+
 def test_cluster_matvec_and_covariance_against_dense(client):
     X = _data(2000, d=8)
     v = np.random.default_rng(4).normal(size=(2000, 2))

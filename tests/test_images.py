@@ -269,3 +269,19 @@ def test_profiles_errors():
         images.profiles([np.zeros((4, 4))])
     with pytest.raises(ValueError, match="pass size=\\(height, width\\)"):
         images.profiles({"a": np.zeros((2, 4, 4))}, size=None)
+
+
+def test_profiles_take_a_callable_distance_on_the_vectors():
+    from scipy.spatial.distance import pdist
+
+    rng = np.random.default_rng(3)
+    sets = {"a": [rng.random((8, 8)) for _ in range(9)], "b": [rng.random((8, 8)) for _ in range(7)]}
+    manhattan = lambda u, v: float(np.abs(u - v).sum())  # noqa: E731
+    node = images.profiles(sets, size=4, distance=manhattan, families="average_distance")[
+        "pixels-4x4/precomputed"
+    ]
+    assert node.attrs["distance_callable_kind"] == "pairwise"
+    for label, imgs in sets.items():  # 2 x 2 box means of the 8 x 8 images, by hand
+        vectors = [im.reshape(4, 2, 4, 2).mean(axis=(1, 3)).ravel() for im in imgs]
+        ref = pdist(np.array(vectors), "cityblock").mean()
+        assert float(node["average_distance"].sel(set=label)) == pytest.approx(ref, rel=1e-5)

@@ -189,7 +189,39 @@ def test_profiles_drop_mode_records_counts_per_set():
 def test_profiles_errors_name_the_set_and_fixed_arguments():
     with pytest.raises(ValueError, match=r"Set 'B' in the 'sets' argument of molecules\.profiles"):
         molecules.profiles({"A": ["CCO", "CC"], "B": ["CC", "C1CC"]}, progress=False)
-    with pytest.raises(TypeError, match="sets distance itself"):
+    with pytest.raises(TypeError, match=r"Got distance='cosine'; for another named distance"):
         molecules.profiles({"A": ["CCO", "CC"]}, distance="cosine")
+    with pytest.raises(TypeError, match="sets representation itself"):
+        molecules.profiles({"A": ["CCO", "CC"]}, representation="x")
     with pytest.raises(TypeError, match="non-empty dict"):
         molecules.profiles(["CCO", "CC"])
+
+
+def test_profiles_take_a_callable_distance_or_similarity_on_fingerprints():
+    from scipy.spatial.distance import pdist
+
+    sets = {"A": SMILES[:4], "B": SMILES[4:]}
+    bits = {k: molecules.fingerprints(v, radius=1, n_bits=512, progress=False) for k, v in sets.items()}
+
+    def dice(a, b):  # the Dice dissimilarity of two bit vectors, written out
+        both = float(np.sum((a > 0) & (b > 0)))
+        return 1.0 - 2.0 * both / float(np.sum(a > 0) + np.sum(b > 0))
+
+    tree = molecules.profiles(
+        sets, radius=1, n_bits=512, distance=dice, families="average_distance", progress=False
+    )
+    node = tree["morgan-r1-512/precomputed"]
+    assert node.attrs["distance_callable"].endswith("dice")
+    assert node.attrs["representation_kind"] == "Morgan fingerprint"
+    for label in sets:  # scipy's Dice on the same fingerprints: an independent reference
+        ref = pdist(bits[label].astype(bool), "dice").mean()
+        assert float(node["average_distance"].sel(set=label)) == pytest.approx(ref, rel=1e-12)
+    # A similarity callable alone: Vendi on it, 1 - K the distance; here Tanimoto written out.
+    tanimoto = lambda a, b: float(np.sum((a > 0) & (b > 0)) / np.sum((a > 0) | (b > 0)))  # noqa: E731
+    sim = molecules.profiles(
+        sets, radius=1, n_bits=512, similarities=tanimoto, families="vendi", progress=False
+    )["morgan-r1-512/precomputed"]
+    named = molecules.profiles(
+        sets, radius=1, n_bits=512, families="vendi", progress=False
+    )["morgan-r1-512/tanimoto"]
+    assert np.allclose(sim["vendi"].values, named["vendi"].values, rtol=1e-10)

@@ -130,8 +130,10 @@ def pairwise(
     n_jobs : int, default 1
         Processes evaluating a pairwise ``func`` (``-1``: one per CPU). Processes are
         forked where the platform allows it (Linux), so lambdas and functions defined in
-        a notebook work; elsewhere ``func`` must pickle. A vectorised ``func`` runs in
-        this process (numpy uses its own threads).
+        a notebook work; elsewhere ``func`` must pickle. While a ``dask.distributed``
+        client is active, a pairwise ``func`` runs as row-block tasks on its cluster
+        instead (``n_jobs`` is then not used). A vectorised ``func`` runs in this process
+        (numpy uses its own threads).
     normalize : bool, default False
         For a similarity: divide ``K`` by ``sqrt(outer(diag(K), diag(K)))`` so that each
         object is fully similar to itself (vendi-score's ``normalize=True``). Without it

@@ -16,7 +16,7 @@ from ._blockwise import (
     dual_eigenvalues,
     one_thread,
 )
-from ._callable_pairs import callable_matrix, check_callable_memory
+from ._callable_pairs import callable_matrix, check_callable_memory, evaluated_on
 from ._dask_engine import Shipped, gather_set, is_dask
 from ._dask_operator import on_workers
 from ._distances import (
@@ -75,6 +75,7 @@ __all__ = [
     "distinct_rows",
     "dual_eigenvalues",
     "engine_for",
+    "evaluated_on",
     "gather_set",
     "gaussian_kernel",
     "held_bytes",

@@ -8,6 +8,10 @@ distances: the first bad pair named with its objects); the diagonal is checked a
 spot-checked on :data:`SYMMETRY_SAMPLE` × :data:`SYMMETRY_SAMPLE` pairs evaluated in the
 other order (a vectorised callable's diagonal blocks are checked in full), since the
 lower triangle itself is never evaluated.
+
+A pairwise callable runs where the user asks: in this process, in ``n_jobs`` worker
+processes, or, while a ``dask.distributed`` client is active, as row-block tasks on its
+cluster (the objects sent to every worker once); :func:`evaluated_on` says which.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from ..core import (
     progress,
     short_repr,
 )
+from ._dask_engine import active_client
 
 #: Row blocks of a pairwise callable per process (more: a smoother bar, more round trips).
 BLOCKS_PER_JOB = 16
@@ -108,6 +113,50 @@ def _context(func, n_jobs: int, where: str):
         )
         return None
     return multiprocessing.get_context()
+
+
+def evaluated_on(pw: Pairwise) -> str:
+    """Where :func:`callable_matrix` evaluates ``pw`` now, as a tree records it.
+
+    >>> from diversity_profiles.core import Pairwise
+    >>> evaluated_on(Pairwise(abs)), evaluated_on(Pairwise(abs, n_jobs=2))
+    ('this process', '2 processes')
+    """
+    if pw.vectorised:
+        return "this process (vectorised blocks)"
+    client = active_client()
+    if client is not None:
+        return f"dask.distributed cluster ({client.scheduler.address}), row-block tasks"
+    jobs = (os.cpu_count() or 1) if pw.n_jobs == -1 else pw.n_jobs
+    return "this process" if jobs == 1 else f"{jobs} processes"
+
+
+def _cluster_rows(func, objects, start: int, stop: int) -> np.ndarray:
+    return _pairwise_rows(func, objects, start, stop)
+
+
+def _on_cluster(client, pw: Pairwise, objects, bounds, where: str):
+    """(bounds, block) of each row block, computed as tasks on the client's workers (in
+    order, so the progress bar moves evenly), or None when ``pw.func`` cannot be sent."""
+    import cloudpickle  # a dependency of dask: what the client sends functions with
+
+    try:
+        cloudpickle.dumps(pw.func)
+    except Exception as exc:
+        warnings.warn(
+            f"{where}: the callable cannot be sent to the dask cluster ({exc}); it runs in "
+            f"this process.",
+            RuntimeWarning,
+            stacklevel=5,
+        )
+        return None
+    # Wrapped in a list: one future for the whole set (a bare list scatters per element).
+    [handle] = client.scatter([objects], broadcast=True, hash=False)
+    futures = [
+        client.submit(_cluster_rows, pw.func, handle, a, b, pure=False, priority=-k)
+        for k, (a, b) in enumerate(bounds)
+    ]
+    return ((b, f.result()) for b, f in zip(bounds, futures, strict=True))
 
 
 def check_callable_memory(n: int, *, arg: str, where: str, func: str, copies: int) -> None:
@@ -315,6 +364,16 @@ def _fill_pairwise(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
 
         _check_values(block, pairs, kind, arg, func, where, objects)
 
+    client = active_client() if bounds else None
+    if client is not None:
+        workers = len(client.scheduler_info().get("workers", {}))
+        bounds = _row_bounds(n, BLOCKS_PER_JOB * max(workers, 1)) if n > 1 else []
+        blocks = _on_cluster(client, pw, objects, bounds, f"{func} ({arg})")
+        if blocks is not None:
+            desc = f"{arg} pairs of {where} (dask, {workers} workers)"
+            _run_blocks(blocks, bounds, pw, place, total, desc)
+            _mirror(M, bounds)
+            return
     ctx = _context(pw.func, jobs, f"{func} ({arg})") if bounds else None
     if ctx is None:
         _run_blocks(

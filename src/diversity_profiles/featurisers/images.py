@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core import Representation, check_int, check_node_name, check_sets, require
+from ..core import Pairwise, Representation, check_int, check_node_name, check_sets, require
 from ..core import progress as _progress_bar
 
 if TYPE_CHECKING:
@@ -352,7 +352,7 @@ def profiles(
     size: int | tuple[int, int] | None = (32, 32),
     grayscale: bool = False,
     resample: str = "box",
-    distance: str = "cosine",
+    distance: str | Callable | Pairwise = "cosine",
     batch_size: int = 64,
     progress: bool = True,
     name: str | None = None,
@@ -370,8 +370,11 @@ def profiles(
         Common size; ``None`` keeps the images' own (with an extractor only).
     grayscale, resample
         As for :func:`pixel_vectors`.
-    distance : str, default "cosine"
-        Passed to :func:`diversity_profiles.profiles`, like every other keyword.
+    distance : str or callable, default "cosine"
+        Passed to :func:`diversity_profiles.profiles`, like every other keyword: a named
+        distance, or a callable ``f(a, b)`` of two feature vectors (or
+        :func:`diversity_profiles.pairwise` of one; the node is then
+        ``"<representation>/precomputed"``).
     batch_size, progress
         As for :func:`features`.
     name : str, optional

@@ -397,8 +397,10 @@ def profiles(
         As in :func:`fingerprints`.
     **kwargs
         Passed to :func:`diversity_profiles.profiles` (``families``, ``n_points``,
-        ``n_boot``, ``common_n``, ``circles_method``...), except
-        ``representation`` and ``distance``, which this function sets.
+        ``n_boot``, ``common_n``, ``circles_method``...), except ``representation``,
+        which this function sets. ``distance`` is ``"tanimoto"`` unless it is a callable
+        ``f(a, b)`` of two fingerprints (or :func:`diversity_profiles.pairwise` of one);
+        ``similarities`` may be such a callable too (then ``1 - K`` is the distance).
 
     Returns
     -------
@@ -422,11 +424,19 @@ def profiles(
     ('Morgan fingerprint', 2)
     """
     func = "molecules.profiles"
-    fixed = sorted({"representation", "distance"} & kwargs.keys())
-    if fixed:
+    if "representation" in kwargs:
         raise TypeError(
-            f"{func} sets {' and '.join(fixed)} itself (Morgan fingerprints, Tanimoto). For "
-            f"another distance, call diversity_profiles.profiles on fingerprints(...) arrays."
+            f"{func} sets representation itself (Morgan fingerprints); pass radius and n_bits."
+        )
+    if callable(kwargs.get("similarities")) and "distance" not in kwargs:
+        kwargs["distance"] = "precomputed"  # every family then uses 1 - K
+    distance = kwargs.pop("distance", "tanimoto")
+    if isinstance(distance, str) and distance not in ("tanimoto", "precomputed"):
+        raise TypeError(
+            f"{func} profiles fingerprints under the Tanimoto distance, or under a callable "
+            f"f(a, b) of two fingerprints (rows of 0/1 values) passed as distance=. Got "
+            f"distance={distance!r}; for another named distance call "
+            f"diversity_profiles.profiles on fingerprints(...) arrays."
         )
     version = str(require("rdkit", func, "RDKit", "molecules").__version__)
     radius, n_bits, jobs = _check_common(radius, n_bits, on_invalid, n_jobs, func)
@@ -458,4 +468,4 @@ def profiles(
     from ..explanation import profiles as _profiles
 
     rep = Representation(f"morgan-r{radius}-{n_bits}", details)
-    return _profiles(bits, representation=rep, distance="tanimoto", **kwargs)
+    return _profiles(bits, representation=rep, distance=distance, **kwargs)

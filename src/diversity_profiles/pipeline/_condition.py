@@ -29,6 +29,7 @@ from ..engines import (
     callable_matrix,
     check_callable_memory,
     distance_matrix,
+    evaluated_on,
     gaussian_kernel,
     iter_distance_blocks,
     prepare_embeddings,
@@ -365,10 +366,12 @@ def callable_attrs(distance, similarities) -> dict[str, str]:
     out: dict[str, str] = {}
     if dist is not None:
         out.update(dist.attrs("distance"))
+        out["distance_callable_evaluated_on"] = evaluated_on(dist)
     elif sim is not None:
         out["distance_from_kernel"] = DISTANCE_FROM_KERNEL
     if sim is not None:
         out.update(sim.attrs("similarity"))
+        out["similarity_callable_evaluated_on"] = evaluated_on(sim)
     return out
 
 
