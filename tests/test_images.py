@@ -275,7 +275,10 @@ def test_profiles_take_a_callable_distance_on_the_vectors():
     from scipy.spatial.distance import pdist
 
     rng = np.random.default_rng(3)
-    sets = {"a": [rng.random((8, 8)) for _ in range(9)], "b": [rng.random((8, 8)) for _ in range(7)]}
+    sets = {
+        "a": [rng.random((8, 8)) for _ in range(9)],
+        "b": [rng.random((8, 8)) for _ in range(7)],
+    }
     manhattan = lambda u, v: float(np.abs(u - v).sum())  # noqa: E731
     node = images.profiles(sets, size=4, distance=manhattan, families="average_distance")[
         "pixels-4x4/precomputed"

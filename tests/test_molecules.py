@@ -201,7 +201,9 @@ def test_profiles_take_a_callable_distance_or_similarity_on_fingerprints():
     from scipy.spatial.distance import pdist
 
     sets = {"A": SMILES[:4], "B": SMILES[4:]}
-    bits = {k: molecules.fingerprints(v, radius=1, n_bits=512, progress=False) for k, v in sets.items()}
+    bits = {
+        k: molecules.fingerprints(v, radius=1, n_bits=512, progress=False) for k, v in sets.items()
+    }
 
     def dice(a, b):  # the Dice dissimilarity of two bit vectors, written out
         both = float(np.sum((a > 0) & (b > 0)))
@@ -221,7 +223,7 @@ def test_profiles_take_a_callable_distance_or_similarity_on_fingerprints():
     sim = molecules.profiles(
         sets, radius=1, n_bits=512, similarities=tanimoto, families="vendi", progress=False
     )["morgan-r1-512/precomputed"]
-    named = molecules.profiles(
-        sets, radius=1, n_bits=512, families="vendi", progress=False
-    )["morgan-r1-512/tanimoto"]
+    named = molecules.profiles(sets, radius=1, n_bits=512, families="vendi", progress=False)[
+        "morgan-r1-512/tanimoto"
+    ]
     assert np.allclose(sim["vendi"].values, named["vendi"].values, rtol=1e-10)

@@ -263,8 +263,12 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                 minor[:, i, j, f] = lead, share
                 # Large-n values: the sampling band widens by each value's bracket
                 # (verdict.py step 8), so a finding holds for the bounds' worst case.
-                below, above = (0.0, 0.0) if bounds is None else rule.bracket_reach(
-                    a, b, (bounds[0][i], bounds[1][i]), (bounds[0][j], bounds[1][j])
+                below, above = (
+                    (0.0, 0.0)
+                    if bounds is None
+                    else rule.bracket_reach(
+                        a, b, (bounds[0][i], bounds[1][i]), (bounds[0][j], bounds[1][j])
+                    )
                 )
                 if centred is not None:
                     lo, hi = rule.band_of_difference(
