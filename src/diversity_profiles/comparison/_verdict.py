@@ -590,8 +590,8 @@ def bracket_reach(
     difference reach, ``(a - lo_a) + (hi_b - b)`` and ``(hi_a - a) + (b - lo_b)`` (a value
     outside its bracket adds 0; a NaN bound is unbounded, inf).
 
-    >>> lo, hi = bracket_reach(np.array([5.0]), np.array([3.0]),
-    ...                        (np.array([4.5]), np.array([5.25])), (np.array([2.75]), np.array([3.5])))
+    >>> a, b = (np.array([4.5]), np.array([5.25])), (np.array([2.75]), np.array([3.5]))
+    >>> lo, hi = bracket_reach(np.array([5.0]), np.array([3.0]), a, b)
     >>> lo.tolist(), hi.tolist()
     ([1.0], [0.5])
     """
