@@ -15,7 +15,7 @@ from ._escaping import (
 )
 from ._inputs import SAMPLE_DIM, refuse_dataless_tensor, samples_first
 from ._methods import BOUNDS, ESTIMATE, EXACT, STRENGTH
-from ._progress import progress
+from ._progress import progress, timed_progress
 from ._representation import Representation
 from ._validation import (
     MATRIX_RTOL,
@@ -78,4 +78,5 @@ __all__ = [
     "script_safe",
     "short_repr",
     "shorten",
+    "timed_progress",
 ]

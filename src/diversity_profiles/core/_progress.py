@@ -39,6 +39,44 @@ def progress(
     yield from tqdm(items, total=total, desc=desc, unit=unit)
 
 
+def timed_progress(
+    items: Iterable[T],
+    *,
+    total: int,
+    desc: str,
+    enabled: bool | None = None,
+    unit: str = "step",
+    after_s: float | None = None,
+) -> Iterator[T]:
+    """:func:`progress` that decides for itself: with ``enabled=None`` the first item is
+    timed (the work the caller does on it), and a bar with an ETA appears for the rest when
+    ``total - 1`` more such items would take longer than ``after_s`` seconds (default
+    :data:`~diversity_profiles.core.PROGRESS_AFTER_S`). For loops whose cost per item is
+    known only once one has run: the scales of magnitude, the tiles of a pass.
+
+    >>> list(timed_progress(range(3), total=3, desc="quick"))  # too fast for a bar
+    [0, 1, 2]
+    """
+    if enabled is not None:
+        yield from progress(items, total=total, desc=desc, enabled=enabled, unit=unit)
+        return
+    from . import _budget  # read when called: tests and users may change the threshold
+
+    limit = _budget.PROGRESS_AFTER_S if after_s is None else after_s
+    it = iter(items)
+    start = time.perf_counter()
+    for first in it:
+        yield first
+        break
+    else:
+        return
+    elapsed = time.perf_counter() - start
+    show = total > 1 and elapsed * (total - 1) > limit
+    yield from progress(
+        it, total=total - 1, desc=f"{desc} (after the first)", enabled=show, unit=unit
+    )
+
+
 def finished_line(desc: str, done: int, total: int, unit: str, seconds: float) -> str:
     """The line left in place of a finished (or stopped) bar.
 

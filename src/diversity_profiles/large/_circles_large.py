@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import check_parameter, one_of
+from ..core import check_parameter, one_of, timed_progress
 from ..engines import (
     DEFAULT_MEMORY,
     TILE,
@@ -94,6 +94,7 @@ def circles_large(
     memory_limit: float | None = None,
     device: str | None = None,
     time_budget: float | None = None,
+    progress: bool | None = None,
 ) -> CirclesBounds:
     """Circles(τ) brackets for the rows of ``X`` at every ``τ``, for large n.
 
@@ -119,6 +120,10 @@ def circles_large(
         are ``"skipped"``: they keep only carried bounds (the clique cover from below or
         n, the independent set from above or SUBSAMPLE samples' greedy set), which still
         hold.
+    progress : bool, optional
+        Bars with an ETA over the pair pass (rows of tiles) and the sweeps over the
+        thresholds; by default when the first step, timed, predicts the rest to take more
+        than a few seconds.
 
     Returns
     -------
@@ -151,7 +156,7 @@ def circles_large(
     t0 = time.perf_counter()
     deadline = None if time_budget is None else t0 + float(time_budget)
     n = X.shape[0]
-    built = _threshold_graphs(X, distance, grid, int(limit // 16), device, deadline)
+    built = _threshold_graphs(X, distance, grid, int(limit // 16), device, deadline, progress)
     t1 = time.perf_counter()
     if built is None:  # the budget ran out in the pair pass: a subsample's witnesses only
         hi = np.full(len(grid), n, dtype=np.int64)
@@ -169,7 +174,7 @@ def circles_large(
         if top < len(grid) - 1:
             above = _subsample_witnesses(X, distance, grid, range(top + 1, len(grid)), seed)
         lo, hi, sets, done = _sweep(graphs, top + 1, len(grid), exact_max_component,
-                                    time_limit, seed, deadline, above)  # fmt: skip
+                                    time_limit, seed, deadline, above, progress)  # fmt: skip
         n_pairs, cap = int(graphs.edges[top]), float(grid[top])
         over_cap = np.arange(len(grid)) > top
     t2 = time.perf_counter()
@@ -181,7 +186,7 @@ def circles_large(
     )  # fmt: skip
 
 
-def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
+def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, progress=None):
     """The threshold graphs of ``grid[:top + 1]`` (the largest prefix whose pairs fit in
     ``max_pairs``) and ``top``; None when ``deadline`` passes before the last row of tiles.
     When every pair fits, every pair is kept (those beyond the grid in a last bin of their
@@ -195,7 +200,9 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None):
     every = n * (n - 1) // 2 <= max_pairs
     bin_type = np.min_scalar_type(len(grid))
     tiles, count = {}, 0
-    for a in range(0, n, TILE):
+    rows = range(0, n, TILE)
+    desc = f"circles_large: pairs within the thresholds, {n:,} points"
+    for a in timed_progress(rows, total=len(rows), desc=desc, enabled=progress, unit="tile row"):
         if deadline is not None and a and time.perf_counter() > deadline:
             return None
         for b in range(a, n, TILE):
@@ -487,7 +494,8 @@ def _per_component(values_mask_or_labels, lab, ncomp, cover=False):
     return np.bincount(lab[values_mask_or_labels], minlength=ncomp)
 
 
-def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, above=None):
+def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, above=None,
+           progress=None):  # fmt: skip
     """Bounds at every threshold of the grid (``n_grid`` of them; those above the first
     ``m``, the graphs' cap, keep carried bounds and the witnesses in ``above``), the
     witnesses, and which thresholds got both bounds."""
@@ -503,7 +511,9 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, 
     cover = np.arange(n)  # singletons: a clique cover of every graph
     below = None
     last_dsatur = 0.0  # the graph density where DSATUR last ran
-    for k in range(m):  # upward: a clique cover stays a cover as τ grows
+    desc = f"circles_large: clique covers of {n:,} points, upward over τ"
+    upward = timed_progress(range(m), total=m, desc=desc, enabled=progress, unit="threshold")
+    for k in upward:  # upward: a clique cover stays a cover as τ grows
         if k and spent():  # the rest is skipped (the carried cover still bounds it)
             break
         below = g.components(k, below)
@@ -529,7 +539,12 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, 
         cp_model = load_cp_model()
     prev = None
     full = np.zeros(n_grid, dtype=bool)  # both bounds computed at τ_k (not cut by the budget)
-    for k in range(len(covers) - 1, -1, -1):  # downward: an independent set stays one
+    desc = f"circles_large: independent sets of {n:,} points, downward over τ"
+    downward = range(len(covers) - 1, -1, -1)
+    downward = timed_progress(
+        downward, total=len(covers), desc=desc, enabled=progress, unit="threshold"
+    )
+    for k in downward:  # downward: an independent set stays one
         if spent():  # keep the carried set, if any: still independent
             if prev is not None:
                 sets[k], lower[k] = prev, int(prev.sum())

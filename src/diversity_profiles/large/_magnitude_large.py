@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import check_parameter, one_of
+from ..core import check_parameter, one_of, timed_progress
 from ..engines import (
     DEFAULT_MEMORY,
     Breakdown,
@@ -109,6 +109,7 @@ def magnitude_large(
     device: str | None = None,
     time_budget: float | None = None,
     shipped: Shipped | None = None,
+    progress: bool | None = None,
     _shift: float = 0.0,
 ) -> MagnitudeBounds:
     r"""Magnitude of the distinct rows of ``X`` at scales ``t``, with bounds, for large n.
@@ -153,6 +154,9 @@ def magnitude_large(
         on the workers (:class:`.dask_operator.DaskPairOperator`); the preconditioner's
         columns and blocks and the CG vectors stay on the client. The held distances are
         not used then (they would be an n × n matrix on the client).
+    progress : bool, optional
+        A bar with an ETA over the scales; by default when the first scale, timed,
+        predicts the rest to take more than a few seconds.
 
     Returns
     -------
@@ -236,7 +240,7 @@ def magnitude_large(
         _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
                    regularization=regularization, max_iter=max_iter, shift=_shift,
                    mean_d=mean_d, device=device, shipped=shipped, deadline=deadline,
-                   held=held)  # fmt: skip
+                   held=held, progress=progress)  # fmt: skip
     return out
 
 
@@ -252,11 +256,12 @@ class _Carry:
 
 
 def _solve_all(Xd, distance, ts, order, out, *, deadline, held, mean_d, device, shipped, mode,
-               **solver_options):  # fmt: skip
+               progress=None, **solver_options):  # fmt: skip
     operator_options = {"mean_d": mean_d, "device": device, "shipped": shipped, "mode": mode}
     carry = _Carry()
     fits = True  # with a budget: whether a whole scale fits in what is left of it
-    for k in order:
+    desc = f"magnitude_large: scales of {Xd.shape[0]:,} points"
+    for k in timed_progress(order, total=len(order), desc=desc, enabled=progress, unit="scale"):
         spent = deadline is not None and (not fits or time.perf_counter() > deadline)
         if not spent:
             t = float(ts[k])

@@ -168,7 +168,7 @@ SOLVERS: Mapping[str, Solver] = MappingProxyType(
             _magnitude_large.magnitude_large,
             _options(
                 "distance rtol rank block regularization memory_limit max_iter device "
-                "time_budget shipped"
+                "time_budget shipped progress"
             ),
             _magnitude_large.DISTANCES,
             _EVERYWHERE,
@@ -178,7 +178,8 @@ SOLVERS: Mapping[str, Solver] = MappingProxyType(
             "circles",
             _circles_large.circles_large,
             _options(
-                "distance exact_max_component time_limit seed memory_limit device time_budget"
+                "distance exact_max_component time_limit seed memory_limit device time_budget "
+                "progress"
             ),
             _circles_large.DISTANCES,
             # Its tiles run on a torch device; it takes no dask set (its threshold graphs are
@@ -243,8 +244,8 @@ def run_solver(family: str, X: Any, grid: Any, /, **options: Any) -> Any:
     Traceback (most recent call last):
     ...
     ValueError: run_solver('circles', X, grid, rtol=...): circles_large takes no option 'rtol'. \
-Its options are: device, distance, exact_max_component, memory_limit, seed, time_budget, \
-time_limit. Leave it out, or pass one of those.
+Its options are: device, distance, exact_max_component, memory_limit, progress, seed, \
+time_budget, time_limit. Leave it out, or pass one of those.
     """
     s = solver(family)
     unknown = sorted(set(options) - s.options)
