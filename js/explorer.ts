@@ -189,6 +189,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   }
 
   function build() {
+    // The explanation opens inside the grid, below a clicked panel: back to the end first.
+    if (explain.el.parentElement === grid) {
+      root.append(explain.el);
+      explain.el.classList.remove("dp-inline");
+    }
     panels.forEach(({ panel }) => panel.destroy());
     const spec = model.get("spec");
     const buffer = model.get("curves");
