@@ -59,14 +59,22 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: 
   return node;
 }
 
-/** The x of a click in data units of a Vega-Lite view's x scale (null off the scale).
- *  The SVG's root group is the plot's coordinate system: its screen matrix maps back. */
-export function dataX(view: View, event: Event): number | null {
-  const scale = view.scale("x") as ((x: number) => number) & { invert?: (px: number) => number };
+/** Where a pointer event falls in a Vega-Lite view's plot, in pixels from the plot's
+ *  top left (null when it cannot be read). The SVG's root group is the plot's coordinate
+ *  system: its screen matrix maps back. */
+export function plotPoint(view: View, event: Event): [number, number] | null {
   const root = view.container()?.querySelector("svg > g") as SVGGraphicsElement | null;
   const ctm = root?.getScreenCTM();
-  if (!scale?.invert || !ctm || !(event instanceof MouseEvent)) return null;
-  const x = scale.invert((event.clientX - ctm.e) / ctm.a);
+  if (!ctm || !(event instanceof MouseEvent)) return null;
+  return [(event.clientX - ctm.e) / ctm.a, (event.clientY - ctm.f) / ctm.d];
+}
+
+/** The x of a click in data units of a Vega-Lite view's x scale (null off the scale). */
+export function dataX(view: View, event: Event): number | null {
+  const scale = view.scale("x") as ((x: number) => number) & { invert?: (px: number) => number };
+  const at = plotPoint(view, event);
+  if (!scale?.invert || !at) return null;
+  const x = scale.invert(at[0]);
   return Number.isFinite(x) ? x : null;
 }
 
