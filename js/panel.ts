@@ -55,11 +55,12 @@ const valueText = (fam: FamilySpec, v: number | null | undefined) =>
 const tooltipKey = (name: string) => (name === "title" || name === "image" ? `${name} ` : name);
 
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
-                   hover: object[], domain: object[]): VisualizationSpec {
+                   hover: object[], domain: object[], xDomain: [number, number]): VisualizationSpec {
+  const fitted = { domain: xDomain, nice: false };
   const x = {
     field: "x", type: "quantitative", title: `${fam.axis_title || fam.parameter}` +
       (fam.axis === "log" ? " (log)" : ""),
-    scale: fam.axis === "log" ? { type: "log" as const } : { zero: false },
+    scale: fam.axis === "log" ? { type: "log" as const, ...fitted } : { zero: false, ...fitted },
   } as const;
   const color = { field: "set", type: "nominal", scale: { domain: sets, range: PALETTE },
     legend: { title: "set", orient: "bottom" } } as const;
@@ -74,6 +75,12 @@ function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: obj
     layer: [
       { data: { name: "domain" }, mark: { type: "rect", opacity: 0.1, color: "#808080" },
         encoding: { x: { field: "lo", type: "quantitative", scale: x.scale }, x2: { field: "hi" } } },
+      // What the shading is: the domain the verdicts compare over.
+      { data: { name: "domain" }, mark: { type: "text", baseline: "top", dy: 3, fontSize: 10,
+        color: "currentColor", opacity: 0.8, limit: 200, align: { expr: "datum.align" },
+        dx: { expr: "datum.align === 'right' ? -3 : 3" } },
+        encoding: { x: { field: "at", type: "quantitative", scale: x.scale }, y: { value: 0 },
+          text: { field: "label" } } },
       { data: { name: "curves" }, mark: { type: "area" },
         transform: [{ filter: "isValid(datum.lower)" }],
         encoding: { x, y: { field: "lower", type: "quantitative" }, y2: { field: "upper" },
@@ -170,6 +177,10 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   // Two highlighted sets and a permutation test: their difference against chance (difference.ts).
   const difference = createDifference(fam, sets, grid, curves, envelope, permutation);
 
+  // The x axis spans the drawn grid, no further (it ran 0.1–10 for data in 0.37–3.87).
+  const xs = Array.from(grid).filter((x) => drawable(fam, x));
+  const xDomain: [number, number] = xs.length ? [Math.min(...xs), Math.max(...xs)] : [0, 1];
+
   /** The set whose curve is drawn within a few pixels of the pointer, near grid index i
    *  (the line between grid points as drawn: linear, or held until the next point for a
    *  step family), or null. Hit-testing only: the values are those Python sent. */
@@ -254,10 +265,17 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
 
   /** The shaded domain, drawable on the axis: q = 0 and q = inf map to the nearest drawn point. */
   function domainRow() {
-    const drawable = (x: number) => (Number.isFinite(x) && (fam.axis !== "log" || x > 0) ? x : null);
-    const loX = drawable(grid[lo]) ?? drawable(grid[Math.min(lo + 1, hi)]);
-    const hiX = drawable(grid[hi]) ?? drawable(grid[Math.max(hi - 1, lo)]);
-    return loX === null || hiX === null ? [] : [{ lo: loX, hi: hiX }];
+    const shown = (x: number) => (drawable(fam, x) ? x : null);
+    const loX = shown(grid[lo]) ?? shown(grid[Math.min(lo + 1, hi)]);
+    const hiX = shown(grid[hi]) ?? shown(grid[Math.max(hi - 1, lo)]);
+    if (loX === null || hiX === null) return [];
+    // The label sits inside the shading, from its left edge; from its right edge when the
+    // shading starts in the right half of the axis (so that it stays on the chart).
+    const [a, b] = xDomain;
+    const pos = (x: number) => (fam.axis === "log" ? Math.log(x / a) / Math.log(b / a) : (x - a) / (b - a));
+    const right = pos(loX) > 0.5;
+    return [{ lo: loX, hi: hiX, at: right ? hiX : loX, align: right ? "right" : "left",
+      label: `compared: ${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]` }];
   }
   function showRange() {
     label.textContent = `${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
@@ -270,7 +288,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
 
   if (fam.parameter !== null) {
     const rows = rowsOf(fam, sets, grid, curves);
-    const spec = chartSpec(fam, sets, condition, rows, hoverRowsOf(fam, grid, curves), domainRow());
+    const spec = chartSpec(fam, sets, condition, rows, hoverRowsOf(fam, grid, curves), domainRow(),
+      xDomain);
     embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 /* errors only */ }).then((result) => {
       if (destroyed) {  // cleaned up while Vega was still compiling: release it now
         result.view.finalize();

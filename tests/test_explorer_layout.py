@@ -75,7 +75,7 @@ def x_ticks(pg, family):
         if text:
             box = t.bounding_box()
             out.append((float(text), box["x"] + box["width"] / 2, box["y"]))
-    return out
+    return out[1:-1]  # the end labels are flush with the axis ends, not centred on their ticks
 
 
 def pixel_of(pg, family, x, log):
@@ -121,3 +121,57 @@ def test_hover_shows_every_set_at_the_nearest_grid_point_to_3_figures(page, tree
     assert title == "number of circles"
     pg.mouse.move(0, 0)
     assert errors == [] and blocked == []
+
+
+def axis_ends(pg, family, log):
+    """The values the x axis reads at its two ends, from its labelled ticks."""
+    line = pg.locator(
+        f"section[data-family={family}] svg g.role-axis[aria-label^='X-axis'] .role-axis-domain line"
+    ).bounding_box()
+    ticks = x_ticks(pg, family)
+    (v0, c0, _), (v1, c1, _) = ticks[0], ticks[-1]
+    f, g = (np.log, np.exp) if log else ((lambda v: v), (lambda v: v))
+
+    def value(px):
+        return float(g(f(v0) + (px - c0) / (c1 - c0) * (f(v1) - f(v0))))
+
+    return value(line["x"]), value(line["x"] + line["width"])
+
+
+@pytest.mark.parametrize(("family", "param", "log"), [("magnitude", "t", True), ("circles", "tau", False), ("energy", "s", True)])
+def test_x_axes_span_the_data_and_no_more(page, tree, family, param, log):
+    pg, _, _ = page
+    grid = tree[CONDITION].to_dataset()[param].values
+    drawn = grid[np.isfinite(grid) & ((grid > 0) if log else True)]
+    lo, hi = axis_ends(pg, family, log)
+    span = math.log(drawn.max() / drawn.min()) if log else drawn.max() - drawn.min()
+    # Within 1% of the span (pixel rounding of the tick labels), not a "nice" padding.
+    gap = (lambda a, b: abs(math.log(a / b))) if log else (lambda a, b: abs(a - b))
+    assert gap(lo, drawn.min()) < 0.01 * span and gap(hi, drawn.max()) < 0.01 * span, (lo, hi)
+
+
+def test_the_compared_domain_is_labelled_and_follows_the_slider(page, tree):
+    pg, _, errors = page
+    tau = tree[CONDITION].to_dataset().tau.values
+    panel = "section[data-family=circles]"
+
+    def label():
+        return pg.locator(f"{panel} svg .mark-text.role-mark text").first.text_content()
+
+    assert label() == f"compared: τ ∈ [{three(tau[0]):g}, {three(tau[-1]):g}]"
+    slider = pg.locator(f"{panel} input[type=range]").first
+    slider.focus()
+    pg.keyboard.press("ArrowRight")
+    pg.keyboard.press("ArrowRight")
+    pg.wait_for_function(
+        f"document.querySelector('{panel} svg .mark-text.role-mark text').textContent"
+        f".includes('[{three(tau[2]):g},')"
+    )
+    # Inside the shading it names.
+    shade = pg.locator(f"{panel} svg .layer_0_marks path").first.bounding_box()
+    text = pg.locator(f"{panel} svg .mark-text.role-mark text").first.bounding_box()
+    assert shade["x"] - 1 <= text["x"] and text["x"] + text["width"] <= shade["x"] + shade["width"] + 1
+    pg.keyboard.press("Home")
+    vendi = pg.locator("section[data-family=vendi] svg .mark-text.role-mark text").first
+    assert vendi.text_content() == "compared: q ∈ [0, ∞]"
+    assert errors == []
