@@ -68,7 +68,8 @@ function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: obj
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: fam.long_name, subtitle: condition },
-    width: 280, height: 170,
+    // As wide as the panel (createPanel follows its size), so the grid decides the width.
+    width: "container", height: 190,
     ...CHART_CONFIG,
     datasets: { curves: rows, hover, domain, crossings: [] },
     resolve: { scale: { opacity: "independent" } }, // bands stay fainter than their curves
@@ -331,6 +332,18 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       };
       view.addEventListener("click", onClick);
       cleanups.push(() => view?.removeEventListener("click", onClick));
+      // Vega reads the container's width on window resizes only; an output area resizes
+      // without one (JupyterLab's side panels, the grid's columns): follow the element.
+      let frame = 0;
+      const resize = new ResizeObserver(() => {
+        cancelAnimationFrame(frame);
+        frame = requestAnimationFrame(() => {
+          const width = chart.clientWidth;
+          if (view && width > 0 && width !== view.width()) view.width(width).runAsync();
+        });
+      });
+      resize.observe(chart);
+      cleanups.push(() => { resize.disconnect(); cancelAnimationFrame(frame); });
       showRange();
       drawCrossings();
       onReady();

@@ -175,3 +175,93 @@ def test_the_compared_domain_is_labelled_and_follows_the_slider(page, tree):
     vendi = pg.locator("section[data-family=vendi] svg .mark-text.role-mark text").first
     assert vendi.text_content() == "compared: q ∈ [0, ∞]"
     assert errors == []
+
+
+ROWS = """() => {
+  const grid = document.querySelector('.dp-grid').getBoundingClientRect();
+  const rows = new Map();
+  for (const s of document.querySelectorAll('.dp-grid > section.dp-panel')) {
+    const r = s.getBoundingClientRect();
+    const key = Math.round(r.top);
+    rows.set(key, [...(rows.get(key) || []), { family: s.dataset.family, left: r.left, width: r.width,
+      right: r.right, chart: s.querySelector('svg')?.getBoundingClientRect().width ?? null,
+      // The matrix inside the panel, or reachable by scrolling the panel sideways.
+      matrix: s.querySelector('table').getBoundingClientRect().right <= r.right + 0.5
+        || (['auto', 'scroll'].includes(getComputedStyle(s).overflowX)
+            && s.scrollWidth >= s.querySelector('table').offsetWidth) }]);
+  }
+  return { width: grid.width, left: grid.left, rows: [...rows.values()] };
+}"""
+
+
+@pytest.mark.parametrize("width", [1440, 900, 1700])
+def test_panels_fill_the_width_in_a_grid_with_charts_sized_to_them(browser, served, width):
+    pg, blocked, errors = open_page(browser, served, width)
+    pg.wait_for_function(
+        "[...document.querySelectorAll('section.dp-panel svg')].length === 4"
+    )
+    pg.wait_for_timeout(300)  # the charts follow their panel's width on the next frame
+    got = pg.evaluate(ROWS)
+    assert got["width"] > 0.9 * (width - 16)  # the explorer takes the output's width
+    counts = [len(row) for row in got["rows"]]
+    assert sum(counts) == 6 and (len(counts) > 1 or width > 2400)
+    for row in got["rows"]:
+        assert sum(p["width"] for p in row) >= 0.9 * got["width"], (width, row)
+        assert row[-1]["right"] <= got["left"] + got["width"] + 1
+        full = [p for p in row if p is not row[-1]] or row
+        assert max(p["width"] for p in full) - min(p["width"] for p in full) < 1.5  # not ragged
+        for p in row:
+            if p["chart"] is not None:  # each chart as wide as its panel (less the padding)
+                assert p["chart"] >= p["width"] - 2 * 8 - 2 - 2, p
+            assert p["matrix"], p  # the matrix is not cut off
+    assert errors == [] and blocked == []
+    pg.close()
+
+
+def test_a_placeholder_shows_until_the_charts_are_drawn(browser, served):
+    pg, _, errors = open_page(browser, served, 900)
+    assert pg.locator(".dp-loading").is_hidden()
+    # A fresh view: the placeholder is there before Vega has compiled any chart.
+    before = pg.evaluate(
+        """() => {
+          window.__cleanup();
+          window.__cleanup = window.__render();
+          const note = document.querySelector('.dp-loading');
+          return { text: note.textContent, shown: !note.hidden && note.offsetHeight > 0,
+                   charts: document.querySelectorAll('section.dp-panel svg').length };
+        }"""
+    )
+    assert before == {"text": "Drawing profiles…", "shown": True, "charts": 0}
+    pg.wait_for_selector(".dp-loading", state="hidden")
+    assert pg.locator("section.dp-panel svg .mark-line path").count() > 0
+    assert errors == []
+    pg.close()
+
+
+def test_the_explanation_opens_below_the_clicked_chart_in_the_grid(tmp_path, browser):
+    rng = np.random.default_rng(2)
+    sets = {"A": rng.normal(size=(20, 3)), "B": rng.normal(size=(18, 3)) * 0.6}
+    tree = dp.explain(dp.profiles(sets, representation="x", distance="euclidean", n_points=8), sets)
+    write_page(tmp_path, BUNDLE, ProfileExplorer(tree).get_state())
+    with serve(tmp_path) as url:
+        pg, _, errors = open_page(browser, url, 1440)
+        box = pg.locator("section[data-family=magnitude] svg").bounding_box()
+        pg.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        pg.wait_for_selector(".dp-explain.dp-inline")
+        got = pg.evaluate(
+            """() => {
+              const box = document.querySelector('.dp-explain').getBoundingClientRect();
+              const grid = document.querySelector('.dp-grid').getBoundingClientRect();
+              const row = [...document.querySelectorAll('section.dp-panel')]
+                .map((s) => s.getBoundingClientRect())
+                .filter((r) => Math.abs(r.top - document.querySelector(
+                  'section[data-family=magnitude]').getBoundingClientRect().top) < 1);
+              return { width: box.width, grid: grid.width, top: box.top,
+                       rowBottom: Math.max(...row.map((r) => r.bottom)), inRow: row.length };
+            }"""
+        )
+        # A full row of the grid, right under the clicked chart's row (which stays whole).
+        assert got["inRow"] == 3 and abs(got["width"] - got["grid"]) < 1.5, got
+        assert 0 <= got["top"] - got["rowBottom"] <= 20, got
+        assert errors == []
+        pg.close()
