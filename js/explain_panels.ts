@@ -27,6 +27,10 @@ type Tab = typeof TABS[number][0];
 
 export const EXPLAIN_STYLE = `
 .dp-explain { border: 1px solid var(--dp-border); border-radius: 6px; padding: 8px; margin-top: 10px; }
+.dp-explain.dp-inline { margin-top: 0; flex: 1 1 100%; grid-column: 1 / -1; }
+.dp-explain:focus { outline: none; }
+.dp-explain:focus-visible { outline: 2px solid var(--dp-focus); }
+.dp-explain .dp-where { color: var(--dp-fg); font-weight: 600; }
 .dp-explain [role=tablist] button { border-radius: 4px 4px 0 0; margin-right: 2px; }
 .dp-explain [role=tablist] button[aria-selected="true"] { background: var(--dp-pressed); font-weight: bold; }
 .dp-explain .dp-note { color: var(--dp-muted); margin: 4px 0; }
@@ -55,14 +59,22 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: 
   return node;
 }
 
-/** The x of a click in data units of a Vega-Lite view's x scale (null off the scale).
- *  The SVG's root group is the plot's coordinate system: its screen matrix maps back. */
-export function dataX(view: View, event: Event): number | null {
-  const scale = view.scale("x") as ((x: number) => number) & { invert?: (px: number) => number };
+/** Where a pointer event falls in a Vega-Lite view's plot, in pixels from the plot's
+ *  top left (null when it cannot be read). The SVG's root group is the plot's coordinate
+ *  system: its screen matrix maps back. */
+export function plotPoint(view: View, event: Event): [number, number] | null {
   const root = view.container()?.querySelector("svg > g") as SVGGraphicsElement | null;
   const ctm = root?.getScreenCTM();
-  if (!scale?.invert || !ctm || !(event instanceof MouseEvent)) return null;
-  const x = scale.invert((event.clientX - ctm.e) / ctm.a);
+  if (!ctm || !(event instanceof MouseEvent)) return null;
+  return [(event.clientX - ctm.e) / ctm.a, (event.clientY - ctm.f) / ctm.d];
+}
+
+/** The x of a click in data units of a Vega-Lite view's x scale (null off the scale). */
+export function dataX(view: View, event: Event): number | null {
+  const scale = view.scale("x") as ((x: number) => number) & { invert?: (px: number) => number };
+  const at = plotPoint(view, event);
+  if (!scale?.invert || !at) return null;
+  const x = scale.invert(at[0]);
   return Number.isFinite(x) ? x : null;
 }
 
@@ -100,19 +112,11 @@ function sampleItem(s: ExplainSample | undefined, i: number, value: string, titl
   return li;
 }
 
-/** Where the click fell against the stored witness: on its grid point, or elsewhere
- *  (then the call that stores one at the clicked grid point). */
-function clickedText(symbol: string, arg: string, stored: number, x: number | null): string {
-  if (x === null) return "";
-  if (Math.abs(x - stored) <= 1e-9 * Math.max(Math.abs(stored), 1e-300)) {
-    return ` You clicked the grid point ${symbol} = ${fmt(stored)}: this is its witness.`;
-  }
-  return ` You clicked the grid point ${symbol} = ${fmt(x)}; for a witness there run ` +
-    `dp.explain(tree, sets, ${arg}=${Number(x.toPrecision(6))}).`;
-}
+/** The same grid point (values sent through JSON keep their digits; 1e-9 allows rounding). */
+const samePoint = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(b), 1e-300);
 
 function witnessBlock(w: SetWitnesses, family: string, info: WitnessKind | undefined,
-  nearestFamily: string, x: number | null, k: number): HTMLElement {
+  nearestFamily: string, k: number): HTMLElement {
   const box = el("div", undefined, "dp-witness");
   box.dataset.set = w.set;
   box.dataset.family = family;
@@ -131,13 +135,11 @@ function witnessBlock(w: SetWitnesses, family: string, info: WitnessKind | undef
   const note = (text: string) => box.append(el("p", text, "dp-note"));
   const witness = w.witnesses[family];
   const symbol = info?.symbol ?? "";
-  const arg = info?.parameter ?? "";
   if (witness?.kind === "weights") {
     const m = witness;
     note(`Weighting w = Z_${symbol}⁻¹1 at ${symbol} = ${fmt(m.at)} (exact solve): Σw = ${fmt(m.total, 4)}` +
       (m.stored === null ? "" : ` = the profile's ${family} ${fmt(m.stored, 4)}`) +
-      `. Largest weights carry the effective size; ${m.n_negative} of ${w.n} are negative.` +
-      clickedText(symbol, arg, m.at, x));
+      `. Largest weights carry the effective size; ${m.n_negative} of ${w.n} are negative.`);
     list(m.top.map((r) => ({ i: r.i, value: `w = ${fmt(r.weight)}` })), "largest weights");
     if (m.negative.length) {
       note("Most negative weights (samples shadowed by others):");
@@ -150,8 +152,7 @@ function witnessBlock(w: SetWitnesses, family: string, info: WitnessKind | undef
     const bounds = c.stored_lower === null ? "" : c.stored_lower === c.stored_upper
       ? ` (the profile's value ${c.stored_lower})` : ` (the profile's bounds ${c.stored_lower}–${c.stored_upper})`;
     note(`${c.size} samples pairwise farther apart than ${symbol} = ${fmt(c.at)} (${how})${bounds}.` +
-      (c.members.length < c.size ? ` The first ${c.members.length} are listed.` : "") +
-      clickedText(symbol, arg, c.at, x));
+      (c.members.length < c.size ? ` The first ${c.members.length} are listed.` : ""));
     list(c.members.map((i) => ({ i, value: "" })), "packing");
   } else if (witness?.kind === "modes") {
     const v = witness;
@@ -231,6 +232,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
   const box = el("div", undefined, "dp-explain");
   box.setAttribute("role", "region");
   box.setAttribute("aria-label", "why does it say that");
+  box.tabIndex = -1; // focused when a click opens it
   const title = el("h4", "Why does it say that?");
   const tabs = el("div");
   tabs.setAttribute("role", "tablist");
@@ -307,6 +309,8 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
 
   function drawWitnesses(ex: Explanation) {
     const body = bodies.get("witnesses")!;
+    const active = document.activeElement;
+    const focused = active && body.contains(active) ? active.getAttribute("aria-label") : null;
     body.replaceChildren();
     const kinds = ex.witness_kinds;
     const available = Object.keys(kinds).filter((f) => kinds[f].kind === "nearest"
@@ -361,11 +365,46 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
       body.append(el("p", `No witness is stored for ${current.family}; showing ${kinds[family]?.title}.`,
         "dp-note"));
     }
+    // Where the shown witnesses stand against the clicked (or chosen) point, said plainly.
+    const asked = current.family === family ? current.x : null;
+    if (grid && stored !== undefined) body.append(whereNote(ex, family, info, asked));
     const wanted = current.sets.length ? ex.sets.filter((w) => current.sets.includes(w.set)) : ex.sets;
     (wanted.length ? wanted : ex.sets).forEach((w) => {
-      body.append(witnessBlock(w, family, info, nearest, current.family === family ? current.x : null,
-        w.index));
+      body.append(witnessBlock(w, family, info, nearest, w.index));
     });
+    if (focused) {  // the redraw replaced the focused control: focus its successor
+      [...body.querySelectorAll<HTMLElement>("select")]
+        .find((c) => c.getAttribute("aria-label") === focused)?.focus({ preventScroll: true });
+    }
+  }
+
+  /** "Witnesses at τ = X", or "No explanation stored at τ = X; nearest stored: τ = Y". */
+  function whereNote(ex: Explanation, family: string, info: WitnessKind, asked: number | null) {
+    const symbol = info.symbol;
+    const ats = ex.sets.map((w) => w.witnesses[family]).filter((w) => w && "at" in w)
+      .map((w) => (w as { at: number }).at);
+    const note = el("p", undefined, "dp-note dp-where");
+    note.setAttribute("role", "status");
+    const all = current.sets.length === 0 ? ", for every set" : "";
+    if (asked === null) {
+      note.textContent = `Witnesses stored at ${symbol} = ${ats.map((a) => fmt(a))
+        .filter((t, k, xs) => xs.indexOf(t) === k).join(", ")}${all}.`;
+      return note;
+    }
+    if (ats.every((a) => samePoint(asked, a))) {
+      note.textContent = `Witnesses at ${symbol} = ${fmt(asked)}, the point you chose${all}.`;
+      return note;
+    }
+    const dist = (a: number) => Math.abs(a - asked);
+    const near = ats.reduce((best, a) => (dist(a) < dist(best) ? a : best), ats[0]);
+    note.textContent = `No explanation stored at ${symbol} = ${fmt(asked)}; nearest stored: ` +
+      `${symbol} = ${fmt(near)} (shown below).`;
+    const more = el("span", undefined, "dp-asking");
+    more.textContent = model.live === false
+      ? ` For witnesses there run dp.explain(tree, sets, ${info.parameter}=${Number(asked.toPrecision(6))}).`
+      : ` Asking Python for the witnesses at ${symbol} = ${fmt(asked)}…`;
+    note.append(more);
+    return note;
   }
 
   function domainRows(ex: Explanation): object[] {
@@ -584,7 +623,6 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     drawConvergence(ex);
   }
 
-  const selectedSets = () => model.get("selected_sets") ?? [];
   /** With a kernel, ask Python for the witnesses at the clicked grid point (it answers
    *  with a new ``explanation``, or says in ``status`` why it cannot). */
   const askPython = () => {
@@ -618,14 +656,25 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     });
     return best;
   };
+  /** Open the panel right below the clicked family's panel (a full row of the grid),
+   *  scrolled into view and focused, so that the answer appears where the question was. */
+  const place = (section: Element | null) => {
+    if (!section?.parentElement) return;
+    if (section.nextElementSibling !== box) section.after(box);
+    box.classList.add("dp-inline");
+    box.scrollIntoView({ block: "nearest" });
+    box.focus({ preventScroll: true });
+  };
   const onPoint = (event: Event) => {
     const detail = (event as CustomEvent<PointDetail>).detail;
     if (!explanation()) return;
-    current = { family: detail.family, x: nearestGridPoint(detail.family, detail.x),
-      sets: selectedSets() };
+    // Every set's witnesses: the click also highlights the clicked set, but the point
+    // clicked is a parameter value, and the explanation there concerns all of them.
+    current = { family: detail.family, x: nearestGridPoint(detail.family, detail.x), sets: [] };
     convChoice = { family: "", index: -1 };
     redraw();
     select("witnesses");
+    place((event.target as Element | null)?.closest?.("section[data-family]") ?? null);
     askPython();
   };
   // A dominance-matrix cell: the witnesses of that family for its row and column sets.
@@ -640,6 +689,7 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
       sets: [sets[row], sets[col]].filter((s) => s !== undefined) };
     redraw();
     select("witnesses");
+    place(section);
   };
   listen(root, "dp-point", onPoint);
   listen(root, "click", onCell);
@@ -650,6 +700,14 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     else drawDistances(ex);
   };
   const onExplanation = () => redraw(); // the witnesses asked for, or another condition
+  // Python's answer to a request it could not meet (no profiler, say) goes by the note.
+  const onStatus = () => {
+    const said = model.get("status");
+    const asking = box.querySelector(".dp-asking");
+    if (said && asking) asking.textContent = ` ${said}`;
+  };
+  model.on("change:status", onStatus);
+  cleanups.push(() => model.off("change:status", onStatus));
   model.on("change:domains", onDomains);
   model.on("change:explanation", onExplanation);
   cleanups.push(() => model.off("change:domains", onDomains),

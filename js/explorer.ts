@@ -18,8 +18,14 @@ import { THEME_STYLE } from "./theme";
 
 const STYLE = `
 .dp-explorer { font: 13px var(--jp-ui-font-family, system-ui, sans-serif); }
-.dp-explorer .dp-grid { display: flex; flex-wrap: wrap; gap: 12px; }
-.dp-explorer .dp-panel { border: 1px solid var(--dp-border); border-radius: 6px; padding: 8px; }
+.dp-explorer .dp-grid {
+  display: grid; gap: 12px; grid-auto-flow: row dense;
+  grid-template-columns: repeat(auto-fit, minmax(min(100%, 380px), 1fr));
+}
+.dp-explorer .dp-panel { border: 1px solid var(--dp-border); border-radius: 6px; padding: 8px;
+  min-width: 0; overflow-x: auto; }
+.dp-explorer .dp-panel .dp-chart { width: 100%; }
+.dp-explorer .dp-loading { color: var(--dp-muted); padding: 24px 8px; font-style: italic; }
 .dp-explorer .dp-sliders { display: flex; gap: 6px; align-items: center; }
 .dp-explorer .dp-matrix td { padding: 1px 6px; text-align: center; }
 .dp-explorer .dp-matrix td[data-verdict="dominates"] { color: var(--dp-good); font-weight: bold; }
@@ -102,7 +108,12 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   const summary = document.createElement("div");
   summary.className = "dp-summary";
   summary.setAttribute("aria-live", "polite");
-  root.append(style, heading, chooser, setBar, status, grid, summary);
+  // Until the first charts are drawn (Vega compiles them asynchronously).
+  const loading = document.createElement("div");
+  loading.className = "dp-loading";
+  loading.setAttribute("role", "status");
+  loading.textContent = "Drawing profiles…";
+  root.append(style, heading, chooser, setBar, status, loading, grid, summary);
   // "Why does it say that?" (hidden unless the tree holds dp.explain's nodes).
   const explain = createExplainPanels(model, root);
   root.append(explain.el);
@@ -189,6 +200,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   }
 
   function build() {
+    // The explanation opens inside the grid, below a clicked panel: back to the end first.
+    if (explain.el.parentElement === grid) {
+      root.append(explain.el);
+      explain.el.classList.remove("dp-inline");
+    }
     panels.forEach(({ panel }) => panel.destroy());
     const spec = model.get("spec");
     const buffer = model.get("curves");
@@ -203,11 +219,14 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     }));
     chooser.hidden = conditions.length < 2;
     buildSetBar(spec.sets);
+    let waiting = spec.families.filter((f) => f.parameter !== null).length;
+    loading.hidden = waiting === 0;
+    const drawn = () => { if (--waiting <= 0) loading.hidden = true; };
     panels = spec.families.map((fam) => {
       const data = readFamily(buffer, fam, spec.sets.length);
       const panel = createPanel(fam, spec.sets, `${spec.representation} / ${spec.distance}`,
         data.grid, data.curves, () => { recompute(); pushDomains(); },
-        () => panel.highlight(selected()), toggleSet, (family, side) => {
+        () => { panel.highlight(selected()); drawn(); }, toggleSet, (family, side) => {
           status.textContent = `asking Python for more ${family} points…`;
           model.set("extend_request", { family, side, nonce: Date.now() });
           model.save_changes();
@@ -217,7 +236,20 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     });
     applyDomains();
     applySelection();
+    fillLastRow();
   }
+
+  /** The grid's last row spans the whole width: its last panel takes the columns left
+   *  empty (no ragged row of panels at the end). */
+  function fillLastRow() {
+    const items = panels.map(({ panel }) => panel.el);
+    items.forEach((item) => { item.style.gridColumn = ""; });
+    const columns = getComputedStyle(grid).gridTemplateColumns.split(" ").filter(Boolean).length;
+    const left = columns > 1 ? items.length % columns : 0;
+    if (left > 0) items[items.length - 1].style.gridColumn = `span ${columns - left + 1}`;
+  }
+  const gridSize = new ResizeObserver(() => fillLastRow());
+  gridSize.observe(grid);
 
   const unsubscribe = [
     bind(model, "spec", build),
@@ -233,6 +265,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     buttonCleanups.forEach((off) => off());
     chooser.removeEventListener("change", choose);
     root.removeEventListener("focusin", suppressShortcuts);
+    gridSize.disconnect();
     panels.forEach(({ panel }) => panel.destroy());
     explain.destroy();
     root.remove();

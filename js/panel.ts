@@ -5,7 +5,7 @@ import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
 import { PALETTE } from "./constants";
 import { createDifference } from "./difference";
-import { dataX, type PointDetail } from "./explain_panels";
+import { dataX, plotPoint, type PointDetail } from "./explain_panels";
 import type { FamilySpec, PairEnvelope } from "./model";
 import type { Permutation } from "./traits";
 import { readingOf, symbolOf, uncertaintyReason, type Curve, type PairResult } from "./pairs";
@@ -45,41 +45,68 @@ function cellText(fam: FamilySpec, a: string, b: string, pair: PairResult): stri
       ? ` at ${symbolOf(fam)} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + bounded;
 }
 
+/** A set's value as tooltips write it: 3 significant figures, counts exact. */
+const valueText = (fam: FamilySpec, v: number | null | undefined) =>
+  v === null || v === undefined || Number.isNaN(v) ? "—"
+    : fam.integer && Number.isInteger(v) ? String(v) : fmt(v);
+
+/** vega-tooltip reads the keys "title" and "image" as a heading and a picture: a set of
+ *  that name gets a trailing space instead. */
+const tooltipKey = (name: string) => (name === "title" || name === "image" ? `${name} ` : name);
+
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
-                   domain: object[]): VisualizationSpec {
+                   hover: object[], domain: object[], xDomain: [number, number]): VisualizationSpec {
+  const fitted = { domain: xDomain, nice: false };
   const x = {
     field: "x", type: "quantitative", title: `${fam.axis_title || fam.parameter}` +
       (fam.axis === "log" ? " (log)" : ""),
-    scale: fam.axis === "log" ? { type: "log" as const } : { zero: false },
+    scale: fam.axis === "log" ? { type: "log" as const, ...fitted } : { zero: false, ...fitted },
   } as const;
   const color = { field: "set", type: "nominal", scale: { domain: sets, range: PALETTE },
     legend: { title: "set", orient: "bottom" } } as const;
+  const shown = { condition: { param: "hover", empty: false, value: 1 }, value: 0 } as const;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: fam.long_name, subtitle: condition },
-    width: 280, height: 170,
+    // As wide as the panel (createPanel follows its size), so the grid decides the width.
+    width: "container", height: 190,
     ...CHART_CONFIG,
-    datasets: { curves: rows, domain, crossings: [] },
+    datasets: { curves: rows, hover, domain, crossings: [] },
     resolve: { scale: { opacity: "independent" } }, // bands stay fainter than their curves
     layer: [
       { data: { name: "domain" }, mark: { type: "rect", opacity: 0.1, color: "#808080" },
         encoding: { x: { field: "lo", type: "quantitative", scale: x.scale }, x2: { field: "hi" } } },
+      // What the shading is: the domain the verdicts compare over.
+      { data: { name: "domain" }, mark: { type: "text", baseline: "top", dy: 3, fontSize: 10,
+        color: "currentColor", opacity: 0.8, limit: 200, align: { expr: "datum.align" },
+        dx: { expr: "datum.align === 'right' ? -3 : 3" } },
+        encoding: { x: { field: "at", type: "quantitative", scale: x.scale }, y: { value: 0 },
+          text: { field: "label" } } },
       { data: { name: "curves" }, mark: { type: "area" },
         transform: [{ filter: "isValid(datum.lower)" }],
         encoding: { x, y: { field: "lower", type: "quantitative" }, y2: { field: "upper" },
           color, opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.03, 0.18] }, legend: null } } },
-      { data: { name: "crossings" }, mark: { type: "rule", strokeDash: [4, 3], color: "currentColor", opacity: 0.7 },
-        encoding: { x: { field: "x", type: "quantitative", scale: x.scale },
-          tooltip: [{ field: "pair", type: "nominal" }, { field: "x", type: "quantitative", title: "crossing" }] } },
       { data: { name: "curves" }, mark: { type: "line", interpolate: fam.step ? "step-after" : "linear" },
         // Brushing an x-range sets the domain slider (see the signal listener in createPanel).
         params: [{ name: "brush", select: { type: "interval", encodings: ["x"] } }],
         encoding: { x, y: { field: "value", type: "quantitative", title: fam.long_name }, color,
-          opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.15, 1] }, legend: null },
-          tooltip: [{ field: "set", type: "nominal" }, { field: "x", type: "quantitative", title: fam.parameter },
-            { field: "value", type: "quantitative" }] } },
+          opacity: { field: "sel", type: "quantitative", scale: { domain: [0, 1], range: [0.15, 1] }, legend: null } } },
+      // Hovering anywhere picks the nearest grid point (a Voronoi over x): a rule there, a
+      // point on every curve, and a tooltip with every set's value (3 significant figures).
+      { data: { name: "curves" }, mark: { type: "point", filled: true, size: 36 },
+        transform: [{ filter: "isValid(datum.value)" }],
+        encoding: { x, y: { field: "value", type: "quantitative" }, color, opacity: shown } },
+      { data: { name: "hover" }, mark: { type: "rule", color: "currentColor", strokeDash: [2, 2] },
+        params: [{ name: "hover", select: { type: "point", fields: ["i"], nearest: true,
+          on: "pointerover", clear: "pointerout" } }],
+        encoding: { x: { field: "x", type: "quantitative", scale: x.scale }, opacity: shown,
+          tooltip: [{ field: "head", type: "nominal", title: "title" },
+            ...sets.map((name, k) => ({ field: `s${k}`, type: "nominal" as const, title: tooltipKey(name) }))] } },
+      { data: { name: "crossings" }, mark: { type: "rule", strokeDash: [4, 3], color: "currentColor", opacity: 0.7 },
+        encoding: { x: { field: "x", type: "quantitative", scale: x.scale },
+          tooltip: [{ field: "pair", type: "nominal" }, { field: "at", type: "nominal", title: "crossing" }] } },
     ],
-  };
+  } as VisualizationSpec;
 }
 
 /** Rows for Vega: finite, and positive on a log axis (q = 0 and q = inf are not drawn).
@@ -91,11 +118,32 @@ function rowsOf(fam: FamilySpec, sets: string[], grid: Float64Array, curves: Cur
     const sel = selected.size === 0 || selected.has(sets[k]) ? 1 : 0;
     for (let i = 0; i < grid.length; i++) {
       const x = grid[i];
-      if (!Number.isFinite(x) || (fam.axis === "log" && x <= 0)) continue;
-      rows.push({ set: sets[k], x, sel, value: c.values[i], lower: c.lower ? c.lower[i] : null,
+      if (!drawable(fam, x)) continue;
+      rows.push({ set: sets[k], i, x, sel, value: c.values[i], lower: c.lower ? c.lower[i] : null,
         upper: c.upper ? c.upper[i] : null });
     }
   });
+  return rows;
+}
+
+/** A parameter value the chart can draw: finite, and positive on a log axis. */
+const drawable = (fam: FamilySpec, x: number) => Number.isFinite(x) && (fam.axis !== "log" || x > 0);
+
+/** One row per drawn grid point: what the hover tooltip says there (text, already rounded;
+ *  the band in brackets where there is one). */
+function hoverRowsOf(fam: FamilySpec, grid: Float64Array, curves: Curve[]) {
+  const rows: object[] = [];
+  for (let i = 0; i < grid.length; i++) {
+    if (!drawable(fam, grid[i])) continue;
+    const row: Record<string, string | number> = { i, x: grid[i],
+      head: `${fam.long_name} at ${symbolOf(fam)} = ${fmt(grid[i])}` };
+    curves.forEach((c, k) => {
+      const band = c.lower && c.upper && Number.isFinite(c.lower[i]) && Number.isFinite(c.upper[i])
+        ? ` [${valueText(fam, c.lower[i])}, ${valueText(fam, c.upper[i])}]` : "";
+      row[`s${k}`] = valueText(fam, c.values[i]) + band;
+    });
+    rows.push(row);
+  }
   return rows;
 }
 
@@ -130,6 +178,35 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   // Two highlighted sets and a permutation test: their difference against chance (difference.ts).
   const difference = createDifference(fam, sets, grid, curves, envelope, permutation);
 
+  // The x axis spans the drawn grid, no further (it ran 0.1–10 for data in 0.37–3.87).
+  const xs = Array.from(grid).filter((x) => drawable(fam, x));
+  const xDomain: [number, number] = xs.length ? [Math.min(...xs), Math.max(...xs)] : [0, 1];
+
+  /** The set whose curve is drawn within a few pixels of the pointer, near grid index i
+   *  (the line between grid points as drawn: linear, or held until the next point for a
+   *  step family), or null. Hit-testing only: the values are those Python sent. */
+  function curveNear(v: View, event: Event, i: number, tolerance = 6): string | null {
+    const at = plotPoint(v, event);
+    const xs = v.scale("x") as (x: number) => number;
+    const ys = v.scale("y") as (y: number) => number;
+    if (!at || !xs || !ys) return null;
+    const [px, py] = at;
+    const j = px >= xs(grid[i]) ? i + 1 : i - 1;
+    const other = j >= 0 && j < grid.length && drawable(fam, grid[j]) ? j : i;
+    let best: string | null = null;
+    let gap = tolerance;
+    curves.forEach((c, k) => {
+      const [a, b] = other > i ? [i, other] : [other, i];
+      const xa = xs(grid[a]);
+      const xb = xs(grid[b]);
+      const ya = ys(c.values[a]);
+      const yb = ys(c.values[b]);
+      const y = fam.step || xb === xa ? (px < xb ? ya : yb) : ya + (yb - ya) * (px - xa) / (xb - xa);
+      if (Number.isFinite(y) && Math.abs(py - y) <= gap) [best, gap] = [sets[k], Math.abs(py - y)];
+    });
+    return best;
+  }
+
   /** Crossing rules for the pairs in view: all pairs, or those among highlighted sets. */
   function drawCrossings() {
     if (!view || fam.parameter === null) return;
@@ -137,7 +214,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     const rows = lastPairs
       .filter((p) => p.a < p.b && shown(p.a) && shown(p.b))
       .flatMap((p) => p.crossings.filter((x) => Number.isFinite(x) && (fam.axis !== "log" || x > 0))
-        .map((x) => ({ x, pair: `${sets[p.a]} × ${sets[p.b]}` })));
+        .map((x) => ({ x, at: `${symbolOf(fam)} ≈ ${fmt(x)}`, pair: `${sets[p.a]} × ${sets[p.b]}` })));
     view.data("crossings", rows);
     view.runAsync();
   }
@@ -189,10 +266,17 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
 
   /** The shaded domain, drawable on the axis: q = 0 and q = inf map to the nearest drawn point. */
   function domainRow() {
-    const drawable = (x: number) => (Number.isFinite(x) && (fam.axis !== "log" || x > 0) ? x : null);
-    const loX = drawable(grid[lo]) ?? drawable(grid[Math.min(lo + 1, hi)]);
-    const hiX = drawable(grid[hi]) ?? drawable(grid[Math.max(hi - 1, lo)]);
-    return loX === null || hiX === null ? [] : [{ lo: loX, hi: hiX }];
+    const shown = (x: number) => (drawable(fam, x) ? x : null);
+    const loX = shown(grid[lo]) ?? shown(grid[Math.min(lo + 1, hi)]);
+    const hiX = shown(grid[hi]) ?? shown(grid[Math.max(hi - 1, lo)]);
+    if (loX === null || hiX === null) return [];
+    // The label sits inside the shading, from its left edge; from its right edge when the
+    // shading starts in the right half of the axis (so that it stays on the chart).
+    const [a, b] = xDomain;
+    const pos = (x: number) => (fam.axis === "log" ? Math.log(x / a) / Math.log(b / a) : (x - a) / (b - a));
+    const right = pos(loX) > 0.5;
+    return [{ lo: loX, hi: hiX, at: right ? hiX : loX, align: right ? "right" : "left",
+      label: `compared: ${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]` }];
   }
   function showRange() {
     label.textContent = `${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
@@ -205,7 +289,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
 
   if (fam.parameter !== null) {
     const rows = rowsOf(fam, sets, grid, curves);
-    const spec = chartSpec(fam, sets, condition, rows, domainRow());
+    const spec = chartSpec(fam, sets, condition, rows, hoverRowsOf(fam, grid, curves), domainRow(),
+      xDomain);
     embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 /* errors only */ }).then((result) => {
       if (destroyed) {  // cleaned up while Vega was still compiling: release it now
         result.view.finalize();
@@ -232,15 +317,33 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       cleanups.push(() => view?.removeSignalListener("brush", onBrush));
       // Clicking a curve (or its band) highlights that set in every chart.
       const onClick: EventListenerHandler = (event, item) => {
-        const picked: unknown = item?.datum?.set;
-        if (typeof picked === "string") onPick(picked);
+        // The nearest-point layer lies on top: a click lands in a grid point's cell (its
+        // datum is the hover row), and picks the curve drawn within a few pixels there.
+        const hit = item as { datum?: Record<string, unknown>; isVoronoi?: boolean } | null | undefined;
+        const row = (hit?.isVoronoi ? hit.datum?.datum : hit?.datum) as Record<string, unknown> | undefined;
+        const index = typeof row?.i === "number" ? row.i : null;
+        let picked = typeof row?.set === "string" ? row.set : null;
+        if (picked === null && index !== null && view) picked = curveNear(view, event, index);
+        if (picked !== null) onPick(picked);
         // The explanation panels open at the clicked parameter (explain_panels.ts).
-        const detail: PointDetail = { family: fam.name, set: typeof picked === "string" ? picked : null,
-          x: view ? dataX(view, event) : null };
+        const detail: PointDetail = { family: fam.name, set: picked,
+          x: index !== null ? grid[index] : view ? dataX(view, event) : null };
         el.dispatchEvent(new CustomEvent("dp-point", { bubbles: true, detail }));
       };
       view.addEventListener("click", onClick);
       cleanups.push(() => view?.removeEventListener("click", onClick));
+      // Vega reads the container's width on window resizes only; an output area resizes
+      // without one (JupyterLab's side panels, the grid's columns): follow the element.
+      let frame = 0;
+      const resize = new ResizeObserver(() => {
+        cancelAnimationFrame(frame);
+        frame = requestAnimationFrame(() => {
+          const width = chart.clientWidth;
+          if (view && width > 0 && width !== view.width()) view.width(width).runAsync();
+        });
+      });
+      resize.observe(chart);
+      cleanups.push(() => { resize.disconnect(); cancelAnimationFrame(frame); });
       showRange();
       drawCrossings();
       onReady();

@@ -111,14 +111,16 @@ def test_clicking_a_circles_point_shows_a_valid_packing_of_the_stored_size(page,
     tau = explained["x/euclidean/samples/set_0"]["circles_member"].attrs["tau"]
     _click_at(pg, "circles", tau * 0.8)
     pg.wait_for_selector(".dp-explain .dp-witness[data-family=circles]")
-    note = pg.locator(".dp-explain .dp-witness[data-family=circles] .dp-note").first.inner_text()
-    # The click is read in data units and snapped to the nearest grid point.
+    note = pg.locator(".dp-explain .dp-where").inner_text()
+    # The click is read in data units and snapped to the nearest grid point; what is shown
+    # is the stored witness, and the note says so plainly.
     grid = explained["x/euclidean"].tau.values
     nearest = grid[np.argmin(np.abs(grid - tau * 0.8))]
     assert nearest != tau
-    clicked = float(re.search(r"You clicked the grid point τ = ([0-9.]+)", note).group(1))
-    assert clicked == pytest.approx(nearest, rel=1e-3)
-    assert f"tau={float(f'{nearest:.6g}'):g})" in note
+    found = re.search(r"No explanation stored at τ = ([0-9.]+); nearest stored: τ = ([0-9.]+)", note)
+    assert float(found.group(1)) == pytest.approx(nearest, rel=5e-3)  # 3 figures
+    assert float(found.group(2)) == pytest.approx(tau, rel=5e-3)
+    assert "Asking Python for the witnesses" in note  # a kernel stands behind this model
     # With a kernel behind the model, Python is asked for the packing at that grid point.
     request = pg.evaluate("window.__model.get('explain_request')")
     assert request["family"] == "circles" and request["value"] == pytest.approx(nearest)
@@ -135,14 +137,73 @@ def test_clicking_a_circles_point_shows_a_valid_packing_of_the_stored_size(page,
     assert errors == [] and blocked == []
 
 
+def test_a_click_opens_the_panel_below_its_chart_with_every_set_at_the_clicked_point(
+    page, explained, sets
+):
+    """Issue 23: the panel opens next to the clicked chart, in view and focused; it says
+    plainly when nothing is stored at the clicked point, and shows every set's witnesses
+    there once Python has found them."""
+    pg, _, errors = page
+    pg.evaluate("window.__model.set('selected_sets', [])")
+    pg.evaluate("window.scrollTo(0, 0)")
+    ds = explained["x/euclidean"].to_dataset()
+    grid = ds.tau.values
+    stored = explained["x/euclidean/samples/set_0"]["circles_member"].attrs["tau"]
+    target = float(grid[2]) if grid[2] != stored else float(grid[3])
+    _click_at(pg, "circles", target)
+    pg.wait_for_selector(".dp-explain.dp-inline .dp-where")
+    # Right after the circles panel (the grid's next row), in the viewport, focused.
+    where = pg.evaluate(
+        """() => {
+          const box = document.querySelector('.dp-explain');
+          const panel = document.querySelector('section[data-family=circles]');
+          const b = box.getBoundingClientRect(), p = panel.getBoundingClientRect();
+          return { follows: panel.nextElementSibling === box, gap: b.top - p.bottom,
+                   top: b.top, height: innerHeight,
+                   focused: box.contains(document.activeElement) };
+        }"""
+    )
+    assert where["follows"] and 0 <= where["gap"] < 40, where
+    assert 0 <= where["top"] < where["height"] and where["focused"], where
+    note = pg.locator(".dp-explain .dp-where").inner_text()
+    assert note.startswith(
+        f"No explanation stored at τ = {float(f'{target:.3g}'):g}; "
+        f"nearest stored: τ = {float(f'{stored:.3g}'):g}"
+    )
+    # The clicked curve is highlighted, yet every set's witnesses are shown.
+    shown_sets = pg.locator(".dp-explain .dp-witness[data-family=circles]").evaluate_all(
+        "(els) => els.map((e) => e.dataset.set)"
+    )
+    assert shown_sets == list(ds["set"].values)
+    request = pg.evaluate("window.__model.get('explain_request')")
+    assert request["family"] == "circles" and request["value"] == pytest.approx(target)
+    # Python answers (a live explorer over the same samples and grid): the packings at the
+    # clicked point, for every set, checked here against the distances themselves.
+    profiler = dp.Profiler(sets, representation="x", distance="euclidean")
+    live_tree = dp.explain(profiler.profiles(n_points=10), sets)
+    np.testing.assert_allclose(live_tree["x/euclidean"].tau.values, grid)
+    live = ProfileExplorer(live_tree, profiler=profiler)
+    live.explain_request = {"family": "circles", "value": target, "nonce": 1.0}
+    assert live.status == ""
+    pg.evaluate("(ex) => window.__model.set('explanation', ex)", live.explanation)
+    note = pg.locator(".dp-explain .dp-where").inner_text()
+    assert note == f"Witnesses at τ = {float(f'{target:.3g}'):g}, the point you chose, for every set."
+    for k, label in enumerate(ds["set"].values):
+        members = _shown(pg, label, "packing")
+        D = _dist(sets[label])[np.ix_(members, members)]
+        assert (D[~np.eye(len(members), dtype=bool)] > target).all()
+        assert len(members) == int(ds["circles"].sel(tau=target).values[k])
+    pg.evaluate("(ex) => window.__model.set('explanation', ex)", ProfileExplorer(explained).explanation)
+    assert errors == []
+
+
 def test_magnitude_witness_lists_the_largest_weights_of_a_direct_solve(page, explained, sets):
     pg, _, _ = page
     t = explained["x/euclidean/samples/set_0"]["magnitude_weight"].attrs["t"]
     _click_at(pg, "magnitude", t, log=True)
     pg.wait_for_selector(".dp-explain .dp-witness[data-family=magnitude]")
-    assert (
-        "this is its witness" in pg.locator(".dp-explain .dp-witness .dp-note").first.inner_text()
-    )
+    note = pg.locator(".dp-explain .dp-where").inner_text()
+    assert f"Witnesses at t = {float(f'{t:.3g}'):g}, the point you chose, for every set" in note
     for label in sets:
         w = np.linalg.solve(np.exp(-t * _dist(sets[label])), np.ones(len(sets[label])))
         assert _shown(pg, label, "largest weights") == np.argsort(-w)[:TOP].tolist()
@@ -287,9 +348,10 @@ def test_the_parameter_of_a_witness_can_be_chosen_from_the_keyboard(page, explai
     pg.keyboard.press("Home")  # the first grid point, from the keyboard
     assert chooser.input_value() == repr(float(tau[0])) or float(chooser.input_value()) == tau[0]
     pg.wait_for_function("window.__model.get('explain_request').value === " + repr(float(tau[0])))
-    note = pg.locator(".dp-explain .dp-witness[data-family=circles] .dp-note").first.inner_text()
-    assert "for a witness there run dp.explain(tree, sets, tau=0)" in note
-    assert f"τ = {float(f'{stored:.3g}'):g}" in note
+    note = pg.locator(".dp-explain .dp-where").inner_text()
+    assert f"No explanation stored at τ = 0; nearest stored: τ = {float(f'{stored:.3g}'):g}" in note
+    # The redraw keeps the keyboard where it was.
+    assert pg.evaluate("document.activeElement.getAttribute('aria-label')") == "τ of the circles witnesses"
 
 
 def test_cleanup_leaves_no_listener(page):
