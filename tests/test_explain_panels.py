@@ -117,7 +117,9 @@ def test_clicking_a_circles_point_shows_a_valid_packing_of_the_stored_size(page,
     grid = explained["x/euclidean"].tau.values
     nearest = grid[np.argmin(np.abs(grid - tau * 0.8))]
     assert nearest != tau
-    found = re.search(r"No explanation stored at τ = ([0-9.]+); nearest stored: τ = ([0-9.]+)", note)
+    found = re.search(
+        r"No explanation stored at τ = ([0-9.]+); nearest stored: τ = ([0-9.]+)", note
+    )
     assert float(found.group(1)) == pytest.approx(nearest, rel=5e-3)  # 3 figures
     assert float(found.group(2)) == pytest.approx(tau, rel=5e-3)
     assert "Asking Python for the witnesses" in note  # a kernel stands behind this model
@@ -187,13 +189,17 @@ def test_a_click_opens_the_panel_below_its_chart_with_every_set_at_the_clicked_p
     assert live.status == ""
     pg.evaluate("(ex) => window.__model.set('explanation', ex)", live.explanation)
     note = pg.locator(".dp-explain .dp-where").inner_text()
-    assert note == f"Witnesses at τ = {float(f'{target:.3g}'):g}, the point you chose, for every set."
+    assert (
+        note == f"Witnesses at τ = {float(f'{target:.3g}'):g}, the point you chose, for every set."
+    )
     for k, label in enumerate(ds["set"].values):
         members = _shown(pg, label, "packing")
         D = _dist(sets[label])[np.ix_(members, members)]
         assert (D[~np.eye(len(members), dtype=bool)] > target).all()
         assert len(members) == int(ds["circles"].sel(tau=target).values[k])
-    pg.evaluate("(ex) => window.__model.set('explanation', ex)", ProfileExplorer(explained).explanation)
+    pg.evaluate(
+        "(ex) => window.__model.set('explanation', ex)", ProfileExplorer(explained).explanation
+    )
     assert errors == []
 
 
@@ -351,7 +357,10 @@ def test_the_parameter_of_a_witness_can_be_chosen_from_the_keyboard(page, explai
     note = pg.locator(".dp-explain .dp-where").inner_text()
     assert f"No explanation stored at τ = 0; nearest stored: τ = {float(f'{stored:.3g}'):g}" in note
     # The redraw keeps the keyboard where it was.
-    assert pg.evaluate("document.activeElement.getAttribute('aria-label')") == "τ of the circles witnesses"
+    assert (
+        pg.evaluate("document.activeElement.getAttribute('aria-label')")
+        == "τ of the circles witnesses"
+    )
 
 
 def test_cleanup_leaves_no_listener(page):

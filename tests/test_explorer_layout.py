@@ -126,7 +126,7 @@ def test_hover_shows_every_set_at_the_nearest_grid_point_to_3_figures(page, tree
 def axis_ends(pg, family, log):
     """The values the x axis reads at its two ends, from its labelled ticks."""
     line = pg.locator(
-        f"section[data-family={family}] svg g.role-axis[aria-label^='X-axis'] .role-axis-domain line"
+        f"section[data-family={family}] svg g.role-axis[aria-label^='X-axis'] .role-axis-domain line"  # noqa: E501
     ).bounding_box()
     ticks = x_ticks(pg, family)
     (v0, c0, _), (v1, c1, _) = ticks[0], ticks[-1]
@@ -138,7 +138,10 @@ def axis_ends(pg, family, log):
     return value(line["x"]), value(line["x"] + line["width"])
 
 
-@pytest.mark.parametrize(("family", "param", "log"), [("magnitude", "t", True), ("circles", "tau", False), ("energy", "s", True)])
+@pytest.mark.parametrize(
+    ("family", "param", "log"),
+    [("magnitude", "t", True), ("circles", "tau", False), ("energy", "s", True)],
+)
 def test_x_axes_span_the_data_and_no_more(page, tree, family, param, log):
     pg, _, _ = page
     grid = tree[CONDITION].to_dataset()[param].values
@@ -170,7 +173,9 @@ def test_the_compared_domain_is_labelled_and_follows_the_slider(page, tree):
     # Inside the shading it names.
     shade = pg.locator(f"{panel} svg .layer_0_marks path").first.bounding_box()
     text = pg.locator(f"{panel} svg .mark-text.role-mark text").first.bounding_box()
-    assert shade["x"] - 1 <= text["x"] and text["x"] + text["width"] <= shade["x"] + shade["width"] + 1
+    assert (
+        shade["x"] - 1 <= text["x"] and text["x"] + text["width"] <= shade["x"] + shade["width"] + 1
+    )
     pg.keyboard.press("Home")
     vendi = pg.locator("section[data-family=vendi] svg .mark-text.role-mark text").first
     assert vendi.text_content() == "compared: q ∈ [0, ∞]"
@@ -183,8 +188,9 @@ ROWS = """() => {
   for (const s of document.querySelectorAll('.dp-grid > section.dp-panel')) {
     const r = s.getBoundingClientRect();
     const key = Math.round(r.top);
-    rows.set(key, [...(rows.get(key) || []), { family: s.dataset.family, left: r.left, width: r.width,
-      right: r.right, chart: s.querySelector('svg')?.getBoundingClientRect().width ?? null,
+    rows.set(key, [...(rows.get(key) || []), {
+      family: s.dataset.family, left: r.left, width: r.width, right: r.right,
+      chart: s.querySelector('svg')?.getBoundingClientRect().width ?? null,
       // The matrix inside the panel, or reachable by scrolling the panel sideways.
       matrix: s.querySelector('table').getBoundingClientRect().right <= r.right + 0.5
         || (['auto', 'scroll'].includes(getComputedStyle(s).overflowX)
@@ -197,9 +203,7 @@ ROWS = """() => {
 @pytest.mark.parametrize("width", [1440, 900, 1700])
 def test_panels_fill_the_width_in_a_grid_with_charts_sized_to_them(browser, served, width):
     pg, blocked, errors = open_page(browser, served, width)
-    pg.wait_for_function(
-        "[...document.querySelectorAll('section.dp-panel svg')].length === 4"
-    )
+    pg.wait_for_function("[...document.querySelectorAll('section.dp-panel svg')].length === 4")
     pg.wait_for_timeout(300)  # the charts follow their panel's width on the next frame
     got = pg.evaluate(ROWS)
     assert got["width"] > 0.9 * (width - 16)  # the explorer takes the output's width

@@ -4,7 +4,7 @@ and not for quick work (each checked on what reaches stderr)."""
 import numpy as np
 
 from diversity_profiles.core import _budget, timed_progress
-from diversity_profiles.large import circles_large, magnitude_large
+from diversity_profiles.large import circles_large, magnitude_large, vendi_large
 
 
 def test_timed_progress_shows_a_bar_only_when_the_rest_is_predicted_slow(capsys):
@@ -26,9 +26,13 @@ def test_forced_bars_name_the_solver_and_what_it_walks(capsys):
     err = capsys.readouterr().err
     assert "circles_large: pairs within the thresholds, 300 points" in err
     assert "upward over τ" in err and "downward over τ" in err
+    vend = vendi_large(X, [0.5, 1.0, 2.0], bandwidth=1.0, rank=20, progress=True)
+    assert "vendi_large: Lanczos steps" in capsys.readouterr().err
     # The bars change nothing: the same values without them.
     assert np.array_equal(magnitude_large(X, [0.5, 1.0, 2.0], progress=False).value, mag.value)
     assert np.array_equal(circles_large(X, [0.5, 1.0, 2.0], progress=False).lower, circ.lower)
+    again = vendi_large(X, [0.5, 1.0, 2.0], bandwidth=1.0, rank=20, progress=False)
+    assert np.array_equal(again.value, vend.value)
     assert "large" not in capsys.readouterr().err
 
 

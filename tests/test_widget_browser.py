@@ -87,8 +87,9 @@ def test_crossings_are_marked_where_compare_finds_them(page, tree):
         assert n > 0
         # The crossing rules (the hover layer draws rules too, one per grid point).
         pg.wait_for_function(
-            f"[...document.querySelectorAll('section[data-family={family}] .mark-rule.role-mark line')]"
-            f".filter((r) => (r.getAttribute('aria-label') || '').includes('crossing: ')).length === {n}"
+            f"[...document.querySelectorAll('section[data-family={family}] .mark-rule.role-mark "
+            "line')].filter((r) => (r.getAttribute('aria-label') || '')"
+            f".includes('crossing: ')).length === {n}"
         )
 
 

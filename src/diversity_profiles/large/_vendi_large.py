@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import as_finite_array, check_parameter, one_of, samples_first
+from ..core import as_finite_array, check_parameter, one_of, samples_first, timed_progress
 from ..engines import (
     DEFAULT_MEMORY,
     PairOperator,
@@ -139,6 +139,7 @@ def vendi_large(
     device: str | None = None,
     shipped: Shipped | None = None,
     time_budget: float | None = None,
+    progress: bool | None = None,
 ) -> VendiBounds:
     r"""Vendi scores of the Gaussian kernel ``exp(−|x−y|²/2h²)`` of ``X`` at orders ``q``.
 
@@ -190,6 +191,9 @@ def vendi_large(
         bracket's midpoint and ``error`` its half-width. If it runs out during the
         Lanczos part, every column stops at the step reached (at least two): the rules
         of fewer steps still bracket each quadratic form, so the error bar only widens.
+    progress : bool, optional
+        A bar with an ETA over the Lanczos steps (the bulk of the time); by default when
+        the first step, timed, predicts the rest to take more than a few seconds.
 
     Returns
     -------
@@ -270,11 +274,11 @@ def vendi_large(
     # processes made a 1500 × 200 QR 100× slower; GEMM loses at most 2× on an idle one.
     with one_thread():
         return _vendi_large(op, n_total, qs, rank, probes, (steps, ritz_steps), power_iterations,
-                            seed, memory_limit, precision, deadline)  # fmt: skip
+                            seed, memory_limit, precision, deadline, progress)  # fmt: skip
 
 
 def _vendi_large(op, n_total, qs, rank, probes, steps, power_iterations, seed, limit, precision,
-                 deadline):  # fmt: skip
+                 deadline, progress=None):  # fmt: skip
     N = op.n
     limit = DEFAULT_MEMORY if limit is None else float(limit)
     if 4.0 * N * N <= limit:
@@ -301,7 +305,7 @@ def _vendi_large(op, n_total, qs, rank, probes, steps, power_iterations, seed, l
     slq = None
     if not spent:
         slq = _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
-                            deadline)  # fmt: skip
+                            deadline, progress)  # fmt: skip
     if slq is not None:  # exactly known moments of the complement: control variates
         slq["count"], slq["trace"] = N - len(theta), max(1.0 - float(theta.sum()), 0.0)
         slq["deflated"] = (theta[separated], beta[separated], theta[-1])
@@ -362,7 +366,7 @@ def _boxes(theta, rho, r_fro2, fro2, N):
 
 
 def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
-                  deadline=None):  # fmt: skip
+                  deadline=None, progress=None):  # fmt: skip
     """Lanczos on A from the Ritz vectors U and from Rademacher probes projected off U
     (the probes' on A with the ``separated`` Ritz vectors projected out: see vendi_large).
 
@@ -388,7 +392,8 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
     # float32 products alone would leave it ~1e-7 off.
     first = np.r_[theta, np.full(len(z2), np.nan)]
     sep = U[:, separated]
-    result, done = _lanczos(op, V.copy(), steps, precision == "double", deadline, first, sep, m)
+    result, done = _lanczos(op, V.copy(), steps, precision == "double", deadline, first, sep, m,
+                            progress)  # fmt: skip
     # float32 tiles perturb each entry by ~1e-7 relative, roughly at random: the spectrum
     # of K/n moves by ~2e-7·rms(K)/√N = 2e-7·‖A‖_F/√N. Eigenvalues below 30× that are
     # unresolved; "auto" redoes the Lanczos part in float64 when probes see mass there.
@@ -397,7 +402,8 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
         low = float(np.mean([r[1][r[0] < floor].sum() for r in result[m:]] or [0.0]))
         precision = "single"
         if low > 1e-3 and (deadline is None or time.perf_counter() < deadline):
-            result, done = _lanczos(op, V.copy(), steps, True, deadline, first, sep, m)
+            result, done = _lanczos(op, V.copy(), steps, True, deadline, first, sep, m,
+                                    progress)  # fmt: skip
             precision, floor = "double", 0.0
     return {"z2": z2, "quad": result[m:], "ritz": result[:m], "precision": precision,
             "noise": floor, "steps": done}  # fmt: skip
@@ -412,7 +418,7 @@ def _separated(theta, beta):
     return (theta >= _SEPARATION * theta[-1]) & (gap > 0) & (beta <= 0.1 * gap)
 
 
-def _lanczos(op, V, steps, double, deadline=None, first=None, sep=None, start=0):
+def _lanczos(op, V, steps, double, deadline=None, first=None, sep=None, start=0, progress=None):
     """Per-column Lanczos on A (full reorthogonalisation) from unit columns V, column j
     for ``steps[j]`` steps (it leaves the products once done); returns per column the
     Gauss rule and the Gauss–Radau rule (see _gauss_rule), and the steps taken.
@@ -433,7 +439,10 @@ def _lanczos(op, V, steps, double, deadline=None, first=None, sep=None, start=0)
     prev, beta = np.zeros_like(V), np.zeros(P)
     alive = np.ones(P, dtype=bool)  # Krylov space not exhausted
     length = steps.copy()
-    for k in range(S):
+    desc = (
+        f"vendi_large: Lanczos steps ({'float64' if double else 'float32'}), {V.shape[0]:,} points"
+    )
+    for k in timed_progress(range(S), total=S, desc=desc, enabled=progress, unit="step"):
         act = np.flatnonzero(alive & (k < steps))
         if not len(act):
             break
