@@ -21,8 +21,11 @@ def _plain_code(value: object) -> str:
 
 
 def _family(name: str, esc: Text) -> str:
-    """Our family names as they are; anything else (a crafted file) escaped."""
-    return name if name in FAMILIES else esc(name)
+    """How a family is named in prose: our families by their display names ("average
+    pairwise distance", escaped: they hold Markdown's "(" and "-"), anything else (a
+    crafted file) escaped as it is."""
+    fam = FAMILIES.get(name)
+    return esc(fam.long_name if fam is not None else name)
 
 
 class _Table:
@@ -163,7 +166,8 @@ def summarize_condition(
     ]
     if narrowed:
         details.append("domains narrowed: " + "; ".join(narrowed))
-    lines = [head, "", *_finding_lines(res, esc), "", "Condition: " + ", ".join(details) + "."]
+    intro_lines = _finding_lines(res, esc)
+    lines = [head, "", *intro_lines, "", "Condition: " + ", ".join(details) + "."]
     if "n_samples" in res:
         sizes = dict(zip(labels, res.n_samples.values.tolist(), strict=True))
         lines.append("Sample sizes: " + ", ".join(f"{esc(k)} {v}" for k, v in sizes.items()) + ".")
@@ -180,19 +184,65 @@ def summarize_condition(
                 "differences between the generators."
             )
     lines += _rule_lines(res, esc)
-    lines.append("")
     table = _Table(res)
     if every_pair is None:
         every_pair = len(labels) <= PAIRS_UP_TO_SETS
+    markdown = esc is not str
+    head_lines = _headline_lines(table, labels, esc, markdown)
+    # The headline and the pairs that cross or are undecided first, then the conditions.
+    lines = [*lines[:2], *intro_lines, "", *head_lines, "", *lines[2 + len(intro_lines) + 1 :]]
+    lines.append("")
     if not every_pair:
         return "\n".join(lines + _ranking_lines(table, labels, esc))
+    n_pairs = len(labels) * (len(labels) - 1) // 2
+    if markdown:
+        lines += [f"<details><summary>{wording.details_title(n_pairs)}</summary>", ""]
+    else:
+        lines.append(wording.details_title(n_pairs) + ":")
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
-            lines += wording.pair_block(esc(a), esc(b), _readings(table, a, b, esc))
+            block = wording.pair_block(esc(a), esc(b), _readings(table, a, b, esc))
+            lines += block if markdown else block[:1]  # plain text: what each pair supports
             note = _permutation_note(table, a, b, esc)
             if note:
                 lines.append(f"  - {note}")
+    if markdown:
+        lines += ["", "</details>"]
     return "\n".join(lines)
+
+
+def _headline_lines(table: _Table, labels: list[str], esc: Text, markdown: bool) -> list[str]:
+    """One sentence per family (findings where it has uncertainty, else these samples'
+    verdicts), then the table of the pairs that cross or are not distinguishable."""
+    names = [esc(s) for s in labels]
+    fams = table.families
+    per_pair = {
+        (i, j): _readings(table, labels[i], labels[j], esc)
+        for i in range(len(labels))
+        for j in range(i + 1, len(labels))
+    }
+    banded = [
+        any(r[k].finding != "no uncertainty" for r in per_pair.values()) for k in range(len(fams))
+    ]
+    sentences = []
+    for k, f in enumerate(fams):
+        pairs = [(i, j, r[k]) for (i, j), r in per_pair.items()]
+        name = _family(f, esc)
+        said = wording.headline_sentence(names, pairs, banded[k])
+        sentences.append(f"- **{name}**: {said}." if markdown else f"- {name}: {said}.")
+    lines = sentences
+    if wording.uses_counts(sentences):
+        lines += ["", wording.HEADLINE_COUNTS]
+    rows = [
+        row
+        for (i, j), r in per_pair.items()
+        if (row := wording.open_row(names[i], names[j],
+                                    [(x.family, x, banded[k]) for k, x in enumerate(r)]))
+    ]  # fmt: skip
+    lines += ["", wording.table_intro(len(rows), len(per_pair))]
+    if rows:
+        lines += ["", *wording.table_lines(rows, markdown)]
+    return lines
 
 
 #: Above this many sets (66 pairs), a condition's summary ranks the sets per family and
@@ -201,30 +251,20 @@ PAIRS_UP_TO_SETS = 12
 
 
 def _ranking_lines(table: _Table, labels: list[str], esc: Text) -> list[str]:
-    """Per family, the sets ordered by the others they dominate minus those that dominate
-    them (findings when the family has uncertainty, else these samples' verdicts), and how
-    many pairs hold a finding."""
-    fams = table.families
+    """How many pairs hold a finding, in all and per family (the headline has already
+    ranked the sets per family), and how to read every pair."""
     found = "finding" in table.arrays
     findings = table.arrays["finding"] if found else None
-    verdicts = table.arrays["verdict"]
-    lines = [wording.ranking_intro(len(labels))]
+    lines: list[str] = []
     supported = np.zeros((len(labels), len(labels)), dtype=bool)
     per_family = []
-    for k, f in enumerate(fams):
-        banded = findings is not None and bool(np.isin(findings[..., k], wording.CLAIMS).any())
-        # findings where the family has some, else these samples' verdicts (said so)
-        which = findings[..., k] if banded and findings is not None else verdicts[..., k]
-        wins, losses = (which == "dominates").sum(axis=1), (which == "dominated").sum(axis=1)
-        order = sorted(range(len(labels)), key=lambda i: (losses[i] - wins[i], labels[i]))
-        ranked = [(esc(labels[i]), int(wins[i]), int(losses[i])) for i in order]
-        lines.append(wording.ranking_line(_family(f, esc), ranked, banded))
-        if banded:
-            claims = np.isin(which, wording.CLAIMS)
-            supported |= claims
-            per_family.append((_family(f, esc), int(np.triu(claims, 1).sum())))
+    for k, f in enumerate(table.families):
+        if findings is None or not np.isin(findings[..., k], wording.CLAIMS).any():
+            continue
+        claims = np.isin(findings[..., k], wording.CLAIMS)
+        supported |= claims
+        per_family.append((_family(f, esc), int(np.triu(claims, 1).sum())))
     n_pairs = len(labels) * (len(labels) - 1) // 2
-    lines.append("")
     lines.append(wording.findings_count_line(n_pairs, int(np.triu(supported, 1).sum()), per_family))
     lines.append(wording.every_pair_note(n_pairs))
     return lines
