@@ -166,8 +166,14 @@ def summarize_condition(
     ]
     if narrowed:
         details.append("domains narrowed: " + "; ".join(narrowed))
-    intro_lines = _finding_lines(res, esc)
-    lines = [head, "", *intro_lines, "", "Condition: " + ", ".join(details) + "."]
+    table = _Table(res)
+    if every_pair is None:
+        every_pair = len(labels) <= PAIRS_UP_TO_SETS
+    markdown = esc is not str
+    # The finding first: what it holds with, one sentence per family and the pairs that
+    # cross or are undecided; then the condition's facts; then each pair, folded.
+    lines = [head, "", *_finding_lines(res, esc), "", *_headline_lines(table, labels, esc, markdown)]
+    lines += ["", "Condition: " + ", ".join(details) + "."]
     if "n_samples" in res:
         sizes = dict(zip(labels, res.n_samples.values.tolist(), strict=True))
         lines.append("Sample sizes: " + ", ".join(f"{esc(k)} {v}" for k, v in sizes.items()) + ".")
@@ -184,25 +190,16 @@ def summarize_condition(
                 "differences between the generators."
             )
     lines += _rule_lines(res, esc)
-    table = _Table(res)
-    if every_pair is None:
-        every_pair = len(labels) <= PAIRS_UP_TO_SETS
-    markdown = esc is not str
-    head_lines = _headline_lines(table, labels, esc, markdown)
-    # The headline and the pairs that cross or are undecided first, then the conditions.
-    lines = [*lines[:2], *intro_lines, "", *head_lines, "", *lines[2 + len(intro_lines) + 1 :]]
     lines.append("")
     if not every_pair:
         return "\n".join(lines + _ranking_lines(table, labels, esc))
     n_pairs = len(labels) * (len(labels) - 1) // 2
-    if markdown:
-        lines += [f"<details><summary>{wording.details_title(n_pairs)}</summary>", ""]
-    else:
-        lines.append(wording.details_title(n_pairs) + ":")
+    # A disclosure in Markdown (its title is our own text); a line in plain text.
+    title = wording.details_title(n_pairs)
+    lines += [f"<details><summary>{title}</summary>", ""] if markdown else [title]
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
-            block = wording.pair_block(esc(a), esc(b), _readings(table, a, b, esc))
-            lines += block if markdown else block[:1]  # plain text: what each pair supports
+            lines += wording.pair_block(esc(a), esc(b), _readings(table, a, b, esc))
             note = _permutation_note(table, a, b, esc)
             if note:
                 lines.append(f"  - {note}")
@@ -212,37 +209,14 @@ def summarize_condition(
 
 
 def _headline_lines(table: _Table, labels: list[str], esc: Text, markdown: bool) -> list[str]:
-    """One sentence per family (findings where it has uncertainty, else these samples'
-    verdicts), then the table of the pairs that cross or are not distinguishable."""
-    names = [esc(s) for s in labels]
-    fams = table.families
-    per_pair = {
-        (i, j): _readings(table, labels[i], labels[j], esc)
+    """The headline (wording.headline_lines) from a comparison's table."""
+    pairs = [
+        (i, j, _readings(table, labels[i], labels[j], esc))
         for i in range(len(labels))
         for j in range(i + 1, len(labels))
-    }
-    banded = [
-        any(r[k].finding != "no uncertainty" for r in per_pair.values()) for k in range(len(fams))
     ]
-    sentences = []
-    for k, f in enumerate(fams):
-        pairs = [(i, j, r[k]) for (i, j), r in per_pair.items()]
-        name = _family(f, esc)
-        said = wording.headline_sentence(names, pairs, banded[k])
-        sentences.append(f"- **{name}**: {said}." if markdown else f"- {name}: {said}.")
-    lines = sentences
-    if wording.uses_counts(sentences):
-        lines += ["", wording.HEADLINE_COUNTS]
-    rows = [
-        row
-        for (i, j), r in per_pair.items()
-        if (row := wording.open_row(names[i], names[j],
-                                    [(x.family, x, banded[k]) for k, x in enumerate(r)]))
-    ]  # fmt: skip
-    lines += ["", wording.table_intro(len(rows), len(per_pair))]
-    if rows:
-        lines += ["", *wording.table_lines(rows, markdown)]
-    return lines
+    names = [_family(f, esc) for f in table.families]
+    return wording.headline_lines([esc(s) for s in labels], names, pairs, markdown)
 
 
 #: Above this many sets (66 pairs), a condition's summary ranks the sets per family and

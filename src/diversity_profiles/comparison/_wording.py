@@ -449,12 +449,47 @@ def table_lines(rows: Sequence[tuple[str, str, str]], markdown: bool) -> list[st
 
 def table_intro(n_rows: int, n_pairs: int) -> str:
     """The line before the table."""
+    if n_pairs == 0:
+        return "No pair to compare: the condition holds one set."
     if n_rows == 0:
         return f"Every family orders or ties each of the {_plural(n_pairs, 'pair', 'pairs')}."
     return (
         f"{n_rows} of the {_plural(n_pairs, 'pair', 'pairs')} cross or are not "
         "distinguishable in some family:"
     )
+
+
+def headline_lines(
+    labels: Sequence[str],
+    families: Sequence[str],
+    pairs: Sequence[tuple[int, int, Sequence[Reading]]],
+    markdown: bool,
+) -> list[str]:
+    """A condition's headline: one sentence per family (its findings where it has sampling
+    uncertainty, else these samples' verdicts), then the table of the pairs that cross or
+    are not distinguishable. ``pairs`` lists (i, j, readings) with i < j, one reading per
+    family in ``families``' order; labels and names arrive escaped for their context.
+
+    >>> r = Reading(family="Vendi score", verdict="dominates", finding="dominates")
+    >>> headline_lines(["A", "B"], ["Vendi score"], [(0, 1, [r])], False)
+    ['- Vendi score: A ≻ B.', '', 'Every family orders or ties each of the 1 pair.']
+    """
+    banded = [any(r[k].finding != "no uncertainty" for _, _, r in pairs) for k in range(len(families))]
+    lines = []
+    for k, name in enumerate(families):
+        said = headline_sentence(labels, [(i, j, r[k]) for i, j, r in pairs], banded[k])
+        lines.append(f"- **{name}**: {said}." if markdown else f"- {name}: {said}.")
+    if uses_counts(lines):
+        lines += ["", HEADLINE_COUNTS]
+    rows = [
+        row
+        for i, j, r in pairs
+        if (row := open_row(labels[i], labels[j], [(x.family, x, banded[k]) for k, x in enumerate(r)]))
+    ]  # fmt: skip
+    lines += ["", table_intro(len(rows), len(pairs))]
+    if rows:
+        lines += ["", *table_lines(rows, markdown)]
+    return lines
 
 
 def details_title(n_pairs: int) -> str:
