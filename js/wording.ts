@@ -254,6 +254,8 @@ export function pairBlock(a: string, b: string, readings: Reading[]): string[] {
 export const RANKING_TIE_NAMES = 6;
 /** A condition's table names at most this many pairs (the rest are counted). */
 export const TABLE_ROWS = 12;
+/** A family ordering at most this many pairs, not in layers, names each of them. */
+export const LIST_ORDERED_UP_TO = 3;
 export const HEADLINE_COUNTS = "(+n −m): ahead of n of the other sets, behind m.";
 export const TABLE_HEAD = ["pair", "cross in", "not distinguishable in (≈ samples per set to resolve)"];
 const PLAIN_HEAD = ["cross in", "not distinguishable in"];
@@ -339,6 +341,12 @@ export function headlineSentence(labels: string[], pairs: [number, number, Readi
   if ([...Array(n).keys()].every((k) => wins[k] === below[rank.get(k)!])) {
     return groups.map(([m]) => label(m)).join(" ≻ ") + more + tail;
   }
+  const ordered = pairs.map(([i, j], k) => [i, j, kinds[k]] as const)
+    .filter(([, , kind]) => kind === "dominates" || kind === "dominated");
+  if (ordered.length <= LIST_ORDERED_UP_TO) { // a few leads: each one, from the leader's side
+    return ordered.map(([i, j, kind]) => (kind === "dominates" ? `${labels[i]} ≻ ${labels[j]}`
+      : `${labels[j]} ≻ ${labels[i]}`)).join(", ") + more + tail;
+  }
   return groups.map(([m, w, l]) => `${label(m)} (+${w} −${l})`).join(", ") + more + tail;
 }
 
@@ -381,6 +389,10 @@ export function tableLines(rows: [string, string, string][], markdown: boolean):
 /** The line before the table. */
 export function tableIntro(nRows: number, nPairs: number): string {
   if (nPairs === 0) return "No pair to compare: the condition holds one set.";
+  if (nPairs === 1) {
+    return nRows ? "The pair crosses or is not distinguishable in some family:"
+      : "Every family orders or ties the pair.";
+  }
   if (nRows === 0) return `Every family orders or ties each of the ${plural(nPairs, "pair", "pairs")}.`;
   return `${nRows} of the ${plural(nPairs, "pair", "pairs")} cross or are not distinguishable in some family:`;
 }

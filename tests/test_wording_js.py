@@ -294,6 +294,9 @@ def make_headline_cases():
     tie = Reading(family="energy", verdict="tied", finding="tied")
     cases.append({"labels": ["a", "b", "c"], "families": ["energy"], "markdown": False,
                   "pairs": [[0, 1, [order]], [0, 2, [order]], [1, 2, [order]]]})  # fmt: skip
+    undecided = Reading(family="energy", verdict="dominated", finding="not distinguishable")
+    cases.append({"labels": ["a", "b", "c"], "families": ["energy"], "markdown": False,
+                  "pairs": [[0, 1, [undecided]], [0, 2, [order]], [1, 2, [undecided]]]})  # fmt: skip
     eight = [[0, j, [order]] for j in range(1, 8)]
     eight += [[i, j, [tie]] for i in range(1, 8) for j in range(i + 1, 8)]
     cases.append({"labels": [f"s{k}" for k in range(8)], "families": ["energy"],
@@ -327,6 +330,7 @@ def test_the_browser_writes_the_headline_like_summary_py(compiled, tmp_path):
     text = "\n".join(line for lines in want for line in lines)
     # The fixtures reach every kind of headline: layers, counts, ties cut short, both tables.
     for words in (" ≻ set ", "(+", "and 1 more", "s0 ≻ s1, s2", "No pair to compare", "a ≻ b ≻ c", "| pair |",
+                  "- energy: a ≻ c; 2 pairs not distinguishable.",
                   ": cross in", "not distinguishable in", "…and ", "pairs cross",
                   "(these samples, no confidence)", "Every family orders or ties"):  # fmt: skip
         assert words in text, words

@@ -189,6 +189,7 @@ def summarize_condition(
                 "profile them with `common_n='min'` before reading these verdicts as "
                 "differences between the generators."
             )
+            lines.append("")  # the next line would otherwise continue the quote
     lines += _rule_lines(res, esc)
     lines.append("")
     if not every_pair:

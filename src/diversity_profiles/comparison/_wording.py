@@ -327,8 +327,9 @@ def headline_sentence(
     """One family's reading of a condition in one sentence, always from the leader's side.
 
     Two sets: what the pair shows. More: the sets in order ("a ≻ b ≻ c") when every pair
-    is ordered that way, else each set's count of others it is ahead of (+) and behind (−),
-    best first, and how many pairs are not ordered.
+    is ordered that way, else the ordered pairs when there are at most LIST_ORDERED_UP_TO
+    ("a ≻ c"), else each set's count of others it is ahead of (+) and behind (−), best
+    first; then how many pairs are not ordered.
 
     >>> r = Reading(family="v", verdict="dominated", finding="dominated")
     >>> headline_sentence(["A", "B"], [(0, 1, r)], True)
@@ -375,8 +376,19 @@ def headline_sentence(
     if all(wins[k] == below[rank[k]] for k in range(n)):
         layered = " ≻ ".join(_names([labels[k] for k in m]) for m, _, _ in groups)
         return layered + ("; " + ", ".join(rest) if rest else "") + tail
+    ordered = [(i, j, kind) for (i, j, _), kind in zip(pairs, kinds, strict=True)
+               if kind in ("dominates", "dominated")]  # fmt: skip
+    if len(ordered) <= LIST_ORDERED_UP_TO:  # a few leads: each one, from the leader's side
+        said = [f"{labels[i]} ≻ {labels[j]}" if kind == "dominates" else f"{labels[j]} ≻ {labels[i]}"
+                for i, j, kind in ordered]  # fmt: skip
+        return ", ".join(said) + ("; " + ", ".join(rest) if rest else "") + tail
     ranked = [f"{_names([labels[k] for k in m])} (+{w} −{lost})" for m, w, lost in groups]
     return ", ".join(ranked) + ("; " + ", ".join(rest) if rest else "") + tail
+
+
+#: A headline whose family orders at most this many pairs, not in layers, names each of them
+#: ("a ≻ b, c ≻ d") instead of ranking every set by its counts.
+LIST_ORDERED_UP_TO = 3
 
 
 def _names(labels: Sequence[str]) -> str:
@@ -451,6 +463,10 @@ def table_intro(n_rows: int, n_pairs: int) -> str:
     """The line before the table."""
     if n_pairs == 0:
         return "No pair to compare: the condition holds one set."
+    if n_pairs == 1:
+        return "The pair crosses or is not distinguishable in some family:" if n_rows else (
+            "Every family orders or ties the pair."
+        )
     if n_rows == 0:
         return f"Every family orders or ties each of the {_plural(n_pairs, 'pair', 'pairs')}."
     return (
@@ -472,7 +488,7 @@ def headline_lines(
 
     >>> r = Reading(family="Vendi score", verdict="dominates", finding="dominates")
     >>> headline_lines(["A", "B"], ["Vendi score"], [(0, 1, [r])], False)
-    ['- Vendi score: A ≻ B.', '', 'Every family orders or ties each of the 1 pair.']
+    ['- Vendi score: A ≻ B.', '', 'Every family orders or ties the pair.']
     """
     banded = [any(r[k].finding != "no uncertainty" for _, _, r in pairs) for k in range(len(families))]
     lines = []
