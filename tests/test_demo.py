@@ -85,7 +85,9 @@ def test_demo_summary_leads_with_findings_and_reports_no_negligible_crossing(tmp
     assert "cross in number of circles" not in text
     assert "3 classes ≻ 1 class in Vendi score, magnitude, number of circles" in text
     assert re.search(
-        r"within the margin: 1 class ahead by ≤ 1 sample on \d+% of the domain in number of circles", text
+        r"within the margin: 1 class ahead by ≤ 1 sample on \d+% of the domain in number of "
+        r"circles",
+        text,
     )
     assert "Margins (leads within them, or on less than 5% of the domain" in text
     # The data are what the docstring says: the crossing exists without the margin.

@@ -172,7 +172,8 @@ def summarize_condition(
     markdown = esc is not str
     # The finding first: what it holds with, one sentence per family and the pairs that
     # cross or are undecided; then the condition's facts; then each pair, folded.
-    lines = [head, "", *_finding_lines(res, esc), "", *_headline_lines(table, labels, esc, markdown)]
+    lines = [head, "", *_finding_lines(res, esc), ""]
+    lines += _headline_lines(table, labels, esc, markdown)
     lines += ["", "Condition: " + ", ".join(details) + "."]
     if "n_samples" in res:
         sizes = dict(zip(labels, res.n_samples.values.tolist(), strict=True))

@@ -379,8 +379,10 @@ def headline_sentence(
     ordered = [(i, j, kind) for (i, j, _), kind in zip(pairs, kinds, strict=True)
                if kind in ("dominates", "dominated")]  # fmt: skip
     if len(ordered) <= LIST_ORDERED_UP_TO:  # a few leads: each one, from the leader's side
-        said = [f"{labels[i]} ≻ {labels[j]}" if kind == "dominates" else f"{labels[j]} ≻ {labels[i]}"
-                for i, j, kind in ordered]  # fmt: skip
+        said = [
+            f"{labels[i]} ≻ {labels[j]}" if kind == "dominates" else f"{labels[j]} ≻ {labels[i]}"
+            for i, j, kind in ordered
+        ]
         return ", ".join(said) + ("; " + ", ".join(rest) if rest else "") + tail
     ranked = [f"{_names([labels[k] for k in m])} (+{w} −{lost})" for m, w, lost in groups]
     return ", ".join(ranked) + ("; " + ", ".join(rest) if rest else "") + tail
@@ -395,7 +397,8 @@ def _names(labels: Sequence[str]) -> str:
     """Sets of one rank: "a", "a and b", "a, b and c", or the first RANKING_TIE_NAMES
     and how many more."""
     if len(labels) > RANKING_TIE_NAMES:
-        return ", ".join(labels[:RANKING_TIE_NAMES]) + f" and {len(labels) - RANKING_TIE_NAMES} more"
+        more = len(labels) - RANKING_TIE_NAMES
+        return ", ".join(labels[:RANKING_TIE_NAMES]) + f" and {more} more"
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
@@ -490,18 +493,20 @@ def headline_lines(
     >>> headline_lines(["A", "B"], ["Vendi score"], [(0, 1, [r])], False)
     ['- Vendi score: A ≻ B.', '', 'Every family orders or ties the pair.']
     """
-    banded = [any(r[k].finding != "no uncertainty" for _, _, r in pairs) for k in range(len(families))]
+    banded = [
+        any(r[k].finding != "no uncertainty" for _, _, r in pairs) for k in range(len(families))
+    ]
     lines = []
     for k, name in enumerate(families):
         said = headline_sentence(labels, [(i, j, r[k]) for i, j, r in pairs], banded[k])
         lines.append(f"- **{name}**: {said}." if markdown else f"- {name}: {said}.")
     if uses_counts(lines):
         lines += ["", HEADLINE_COUNTS]
-    rows = [
-        row
-        for i, j, r in pairs
-        if (row := open_row(labels[i], labels[j], [(x.family, x, banded[k]) for k, x in enumerate(r)]))
-    ]  # fmt: skip
+    rows = []
+    for i, j, r in pairs:
+        row = open_row(labels[i], labels[j], [(x.family, x, banded[k]) for k, x in enumerate(r)])
+        if row:
+            rows.append(row)
     lines += ["", table_intro(len(rows), len(pairs))]
     if rows:
         lines += ["", *table_lines(rows, markdown)]
