@@ -11,7 +11,9 @@ import {
 } from "./pairs";
 import { MARGIN, PALETTE } from "./constants";
 import { NO_UNCERTAINTY } from "./verdict";
-import { findingIntro, pairBlock, ruleLines, type Reading } from "./wording";
+import {
+  detailsTitle, findingIntro, headlineLines, pairBlock, ruleLines, type Reading,
+} from "./wording";
 import { decodeDomain, encodeBound } from "./domains";
 import type { Domain } from "./traits";
 import { THEME_STYLE } from "./theme";
@@ -27,36 +29,41 @@ const STYLE = `
 .dp-explorer .dp-panel .dp-chart { width: 100%; }
 .dp-explorer .dp-loading { color: var(--dp-muted); padding: 24px 8px; font-style: italic; }
 .dp-explorer .dp-sliders { display: flex; gap: 6px; align-items: center; }
-.dp-explorer .dp-matrix td { padding: 1px 6px; text-align: center; }
+.dp-explorer .dp-matrix { border-collapse: collapse; }
+.dp-explorer .dp-matrix caption { caption-side: top; text-align: left; color: var(--dp-muted);
+  font-size: 12px; max-width: 340px; margin-bottom: 2px; }
+.dp-explorer .dp-matrix th { font-weight: normal; padding: 1px 6px; text-align: left; }
+.dp-explorer .dp-matrix td { padding: 1px 6px; text-align: center; font-size: 16px; min-width: 1.5em; }
+.dp-explorer .dp-matrix td[data-verdict] { cursor: pointer; }
+.dp-explorer .dp-matrix td[data-verdict]:focus-visible { outline: 2px solid var(--dp-focus); outline-offset: -2px; }
 .dp-explorer .dp-matrix td[data-verdict="dominates"] { color: var(--dp-good); font-weight: bold; }
 .dp-explorer .dp-matrix td[data-verdict="dominated"] { color: var(--dp-bad); }
 .dp-explorer .dp-matrix td[data-verdict="not distinguishable"],
 .dp-explorer .dp-matrix td[data-verdict="no uncertainty"] { color: var(--dp-muted); }
-.dp-explorer .dp-legend { color: var(--dp-muted); font-size: 11px; max-width: 340px; margin: 4px 0 0; }
-.dp-explorer .dp-summary { white-space: pre-wrap; margin-top: 8px; }
+.dp-explorer .dp-legend { color: var(--dp-muted); font-size: 12px; max-width: 340px; margin: 4px 0 0;
+  padding: 0; list-style: none; display: flex; flex-wrap: wrap; gap: 2px 12px; }
+.dp-explorer .dp-legend .dp-symbol { font-size: 16px; color: var(--dp-fg); }
+.dp-explorer .dp-summary { white-space: pre-wrap; margin: 8px 0; }
+.dp-explorer .dp-summary summary { cursor: pointer; }
 .dp-explorer .dp-sets button { border: 2px solid; border-radius: 12px; margin: 0 4px 6px 0; }
 .dp-explorer .dp-status { color: var(--dp-link); min-height: 1.2em; }
 .dp-explorer.dp-offline .dp-extend { display: none; }
 .dp-explorer .dp-sets button[aria-pressed="true"] { background: var(--dp-pressed); font-weight: bold; }
 `;
 
-/** Plain-language lines for the current domains: summary.py's wording (js/wording.ts),
- *  findings first: what they hold with, the families without uncertainty and why, the
- *  margins, then each pair. */
-export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>): string {
+/** Plain-language lines for the current domains: summary.py's plain text (markdown=False)
+ *  without the condition's facts, in js/wording.ts's port of its wording. ``head``: what the
+ *  findings hold with, one sentence per family, the pairs that cross or are undecided, and
+ *  the margins; ``title`` and ``pairs``: each pair in detail (shown behind a disclosure). */
+export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>):
+    { head: string[]; title: string; pairs: string[] } {
   const ctx = ruleContext(spec);
   const without = spec.families
     .filter((f) => results.get(f.name)?.some((p) => p.finding === NO_UNCERTAINTY))
-    .map((f): [string, string] => [f.name, uncertaintyReason(f)]);
+    .map((f): [string, string] => [f.long_name, uncertaintyReason(f)]);
   const banded = spec.finding_families ?? spec.families.length - without.length;
-  const lines = findingIntro(spec.finding_level ?? 0.95, without, banded);
-  lines.push(...ruleLines(
-    spec.families.map((f): [string, number, string] => [f.name, f.margin ?? MARGIN,
-      f.margin_unit ?? "relative"]),
-    ctx.minShare,
-    spec.families.filter((f) => f.method && f.method !== "exact")
-      .map((f): [string, string] => [f.name, f.method as string])));
   const sets = spec.sets;
+  const pairs: [number, number, Reading[]][] = [];
   for (let a = 0; a < sets.length; a++) {
     for (let b = a + 1; b < sets.length; b++) {
       const readings: Reading[] = [];
@@ -64,10 +71,21 @@ export function summarize(spec: ExplorerSpec, results: Map<string, PairResult[]>
         const pair = results.get(fam.name)?.find((p) => p.a === a && p.b === b);
         if (pair) readings.push(readingOf(fam, pair));
       }
-      lines.push(...pairBlock(sets[a], sets[b], readings));
+      pairs.push([a, b, readings]);
     }
   }
-  return lines.join("\n");
+  const head = [
+    ...findingIntro(spec.finding_level ?? 0.95, without, banded), "",
+    ...headlineLines(sets, spec.families.map((f) => f.long_name), pairs, false), "",
+    ...ruleLines(
+      spec.families.map((f): [string, number, string] => [f.long_name, f.margin ?? MARGIN,
+        f.margin_unit ?? "relative"]),
+      ctx.minShare,
+      spec.families.filter((f) => f.method && f.method !== "exact")
+        .map((f): [string, string] => [f.long_name, f.method as string])),
+  ];
+  return { head, title: detailsTitle(pairs.length),
+    pairs: pairs.flatMap(([a, b, readings]) => pairBlock(sets[a], sets[b], readings)) };
 }
 
 /** Draw the explorer for a model into ``el``; returns the cleanup function. */
@@ -105,15 +123,24 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   status.className = "dp-status";
   status.setAttribute("role", "status");
   const showStatus = () => { status.textContent = model.get("status") ?? ""; };
+  // The summary leads: the finding and the headline, each pair's detail behind a disclosure.
   const summary = document.createElement("div");
   summary.className = "dp-summary";
-  summary.setAttribute("aria-live", "polite");
   // Until the first charts are drawn (Vega compiles them asynchronously).
   const loading = document.createElement("div");
   loading.className = "dp-loading";
   loading.setAttribute("role", "status");
   loading.textContent = "Drawing profiles…";
-  root.append(style, heading, chooser, setBar, status, loading, grid, summary);
+  const summaryHead = document.createElement("div");
+  summaryHead.className = "dp-headline";
+  summaryHead.setAttribute("aria-live", "polite");
+  const pairDetails = document.createElement("details");
+  pairDetails.className = "dp-pair-details";
+  const pairTitle = document.createElement("summary");
+  const pairLines = document.createElement("div");
+  pairDetails.append(pairTitle, pairLines);
+  summary.append(summaryHead, pairDetails);
+  root.append(style, heading, chooser, setBar, status, summary, loading, grid);
   // "Why does it say that?" (hidden unless the tree holds dp.explain's nodes).
   const explain = createExplainPanels(model, root);
   root.append(explain.el);
@@ -134,7 +161,13 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
       panel.update(pairs);
       results.set(fam.name, pairs);
     }
-    summary.textContent = summarize(spec, results);
+    const said = summarize(spec, results);
+    // Labels are untrusted: text only (textContent), lines kept by the pre-wrap style.
+    // Never shorter while the domains move: the charts below stay under the pointer.
+    summaryHead.style.minHeight = `${summaryHead.offsetHeight}px`;
+    summaryHead.textContent = said.head.join("\n") + "\n";
+    pairTitle.textContent = said.title;
+    pairLines.textContent = "\n" + said.pairs.join("\n");
   }
 
   function pushDomains() {
@@ -209,6 +242,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     const spec = model.get("spec");
     const buffer = model.get("curves");
     heading.textContent = `Diversity profiles — ${spec.condition}`;
+    summaryHead.style.minHeight = "";
     const conditions = model.get("conditions") ?? [];
     chooser.replaceChildren(...conditions.map((c) => {
       const option = document.createElement("option");
@@ -230,7 +264,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
           status.textContent = `asking Python for more ${family} points…`;
           model.set("extend_request", { family, side, nonce: Date.now() });
           model.save_changes();
-        }, data.envelope, spec.permutation ?? null);
+        }, data.envelope, spec.permutation ?? null, spec.finding_level ?? 0.95);
       grid.append(panel.el);
       return { panel, fam, data, centred: centredOf(fam, data.curves, ruleContext(spec)) };
     });

@@ -157,7 +157,7 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
 /** One family's reading of the pair (a, b), in the summariser's terms (wording.ts). */
 export function readingOf(fam: FamilySpec, pair: PairResult): Reading {
   return {
-    family: fam.name, verdict: pair.verdict, symbol: symbolOf(fam),
+    family: fam.long_name, verdict: pair.verdict, symbol: symbolOf(fam),
     scale_free: fam.parameter === null, unit: fam.margin_unit ?? "relative",
     crossings: pair.crossings, lead: pair.lead, share: pair.minorShare,
     confident: pair.confident, finding: pair.finding, n_needed: pair.nNeeded,

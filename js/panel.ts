@@ -16,20 +16,32 @@ import { CHART_CONFIG } from "./theme";
 /** What a matrix cell shows: the finding (verdict rule step 8). */
 const SYMBOL: Record<Finding, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×",
   [NOT_DISTINGUISHABLE]: "·", [NO_UNCERTAINTY]: "–" };
-/** How a matrix reads (shown under each one). */
-export const LEGEND = "Row vs column, what the samples support (for every pair, point and " +
-  "family at once): ≻ row ahead, ≺ column ahead, = equal within the margin, × they cross, " +
-  "· not distinguishable at this sample size, – no sampling uncertainty. A cell's tooltip " +
-  "adds these samples' own verdict.";
+/** How a matrix reads: its caption, and the key under it (always shown, not a tooltip). */
+export const READ_AS = "Each cell reads the row's set against the column's, over the domain " +
+  "chosen above: what the samples support for every pair, point and family at once.";
+export const KEY: [string, string][] = [
+  ["≻", "row ahead"], ["≺", "column ahead"], ["=", "equal within the margin"],
+  ["×", "they cross"], ["·", "not distinguishable at this sample size"],
+  ["–", "no sampling uncertainty (hover or focus a cell for these samples' verdict)"],
+];
+/** The key as one line of text (the report's and the tests' reference). */
+export const LEGEND = KEY.map(([symbol, meaning]) => `${symbol} ${meaning}`).join(", ");
 
 const fmt = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(3)).toString() : "∞");
 
-/** A cell's title and accessible text: the finding, then these samples' verdict. */
-function cellText(fam: FamilySpec, a: string, b: string, pair: PairResult): string {
+/** A cell's title and accessible text, from the row's side: the finding ("k=2 vs k=1 in
+ *  Vendi score: k=2 ahead, supported at 95%"), then these samples' verdict. */
+function cellText(fam: FamilySpec, a: string, b: string, pair: PairResult, level: number): string {
+  const supported = `supported at ${percent(level)}`;
   const said: Record<Finding, string> = {
-    dominates: `${a} ≻ ${b}`, dominated: `${b} ≻ ${a}`, crosses: `${a} and ${b} cross`,
-    tied: "equal within the margin", [NOT_DISTINGUISHABLE]: "not distinguishable at this sample size",
-    [NO_UNCERTAINTY]: `none, no sampling uncertainty (${uncertaintyReason(fam)})`,
+    dominates: `${a} ahead, ${supported}`, dominated: `${b} ahead, ${supported}`,
+    crosses: `they cross, ${supported}`, tied: `equal within the margin, ${supported}`,
+    [NOT_DISTINGUISHABLE]: "not distinguishable at this sample size",
+    [NO_UNCERTAINTY]: `no finding, no sampling uncertainty (${uncertaintyReason(fam)})`,
+  };
+  const point: Record<string, string> = {
+    dominates: `${a} ahead`, dominated: `${b} ahead`, crosses: "they cross",
+    tied: "equal within the margin", "bounds overlap": "the bounds overlap",
   };
   const need = neededNote(a, b, [readingOf(fam, pair)]);
   const unit = fam.margin_unit ?? "relative";
@@ -39,9 +51,9 @@ function cellText(fam: FamilySpec, a: string, b: string, pair: PairResult): stri
       " is within the margin" : "";
   const bounded = fam.method && fam.method !== "exact"
     ? `; values are ${fam.method}: a verdict holds only where the bounds separate` : "";
-  return `${a} vs ${b} in ${fam.name}: finding ${said[pair.finding]}` +
+  return `${a} vs ${b} in ${fam.long_name}: ${said[pair.finding]}` +
     (need ? ` (${need})` : "") +
-    `; these samples: ${pair.verdict}` + (pair.crossings.length
+    `; these samples: ${point[pair.verdict] ?? pair.verdict}` + (pair.crossings.length
       ? ` at ${symbolOf(fam)} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + bounded;
 }
 
@@ -53,6 +65,32 @@ const valueText = (fam: FamilySpec, v: number | null | undefined) =>
 /** vega-tooltip reads the keys "title" and "image" as a heading and a picture: a set of
  *  that name gets a trailing space instead. */
 const tooltipKey = (name: string) => (name === "title" || name === "image" ? `${name} ` : name);
+
+/** Arrow keys, Home and End move between a matrix's cells (one of them in the tab order);
+ *  Enter and Space open the cell's explanation, as a click does. */
+function matrixKeys(matrix: HTMLTableElement, event: KeyboardEvent) {
+  const cell = (event.target as Element | null)?.closest?.("td[data-verdict]") as HTMLTableCellElement | null;
+  if (!cell) return;
+  if (event.key === "Enter" || event.key === " ") {
+    event.preventDefault();
+    cell.click();
+    return;
+  }
+  const cells = [...matrix.querySelectorAll<HTMLTableCellElement>("td[data-verdict]")];
+  const row = (cell.parentElement as HTMLTableRowElement).rowIndex;
+  const at = (r: number, c: number) => cells.find((x) =>
+    (x.parentElement as HTMLTableRowElement).rowIndex === r && x.cellIndex === c);
+  const k = cells.indexOf(cell);
+  const next = {
+    ArrowRight: at(row, cell.cellIndex + 1), ArrowLeft: at(row, cell.cellIndex - 1),
+    ArrowDown: at(row + 1, cell.cellIndex), ArrowUp: at(row - 1, cell.cellIndex),
+    Home: cells[0], End: cells[cells.length - 1],
+  }[event.key] ?? (event.key.startsWith("Arrow") ? cells[k] : undefined);
+  if (!next) return;
+  event.preventDefault();
+  cells.forEach((x) => { x.tabIndex = x === next ? 0 : -1; });
+  next.focus();
+}
 
 function chartSpec(fam: FamilySpec, sets: string[], condition: string, rows: object[],
                    hover: object[], domain: object[], xDomain: [number, number]): VisualizationSpec {
@@ -161,7 +199,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
                             onPick: (set: string) => void,
                             onExtend: (family: string, side: "low" | "high") => void,
                             envelope: PairEnvelope[] = [],
-                            permutation: Permutation | null = null): Panel {
+                            permutation: Permutation | null = null, level = 0.95): Panel {
   const el = document.createElement("section");
   el.className = "dp-panel";
   el.dataset.family = fam.name;
@@ -170,7 +208,9 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
   const matrix = document.createElement("table");
   matrix.className = "dp-matrix";
   matrix.setAttribute("aria-label", `dominance matrix for ${fam.long_name}`);
-  const cleanups: (() => void)[] = [];
+  const onMatrixKey = (event: KeyboardEvent) => matrixKeys(matrix, event);
+  matrix.addEventListener("keydown", onMatrixKey);
+  const cleanups: (() => void)[] = [() => matrix.removeEventListener("keydown", onMatrixKey)];
   let view: View | null = null;
   let destroyed = false;
   let lastPairs: PairResult[] = [];
@@ -356,9 +396,19 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     values.textContent = sets.map((s, k) => `${s}: ${fmt(curves[k].values[0])}`).join(" · ");
     el.append(title, values);
   }
-  const legend = document.createElement("p");
+  // The key stays on the page beside every matrix: no symbol needs a tooltip to be read.
+  const legend = document.createElement("ul");
   legend.className = "dp-legend";
-  legend.textContent = LEGEND;
+  legend.setAttribute("aria-label", `key to the dominance matrix for ${fam.long_name}`);
+  for (const [symbol, meaning] of KEY) {
+    const item = document.createElement("li");
+    const mark = document.createElement("span");
+    mark.className = "dp-symbol";
+    mark.setAttribute("aria-hidden", "true");
+    mark.textContent = symbol;
+    item.append(mark, ` ${meaning}`);
+    legend.append(item);
+  }
   el.append(matrix, legend);
   showRange();
 
@@ -375,27 +425,56 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     update(pairs: PairResult[]) {
       lastPairs = pairs;
       drawCrossings();
+      // One triangle: the row's set against each later column's (row i, column j > i);
+      // the cells below the diagonal would say the same from the other side.
+      const focused = matrix.contains(document.activeElement)
+        ? (document.activeElement as HTMLTableCellElement) : null;
+      const at = focused ? [(focused.parentElement as HTMLTableRowElement).rowIndex, focused.cellIndex] : null;
       matrix.replaceChildren();
+      const caption = matrix.createCaption();
+      caption.textContent = READ_AS;
       const head = matrix.insertRow();
-      head.insertCell().textContent = "row \\ column";
-      sets.forEach((s) => { head.insertCell().textContent = s; });
+      const corner = document.createElement("th");
+      corner.scope = "col";
+      corner.textContent = "row vs column →";
+      head.append(corner);
+      sets.forEach((s) => {
+        const th = document.createElement("th");
+        th.scope = "col";
+        th.textContent = s;
+        head.append(th);
+      });
+      let first = true;
       sets.forEach((s, a) => {
         const row = matrix.insertRow();
-        row.insertCell().textContent = s;
+        const th = document.createElement("th");
+        th.scope = "row";
+        th.textContent = s;
+        row.append(th);
         sets.forEach((_, b) => {
           const cell = row.insertCell();
-          const pair = pairs.find((p) => p.a === a && p.b === b);
+          const pair = b > a ? pairs.find((p) => p.a === a && p.b === b) : undefined;
           // Labels are untrusted: every text here goes in as textContent or an attribute.
           cell.textContent = pair ? SYMBOL[pair.finding] : "";
           if (!pair) return;
           cell.dataset.verdict = pair.finding; // what the samples support comes first
           cell.dataset.point = pair.verdict; // these samples' own verdict (margin included)
           cell.dataset.confident = pair.confident;
-          const text = cellText(fam, sets[a], sets[b], pair);
+          const text = cellText(fam, sets[a], sets[b], pair, level);
           cell.title = text;
           cell.setAttribute("aria-label", text);
+          cell.tabIndex = first ? 0 : -1;
+          first = false;
         });
       });
+      if (at) {  // keep the keyboard where it was across a recompute
+        const again = matrix.rows[at[0]]?.cells[at[1]];
+        if (again?.dataset.verdict) {
+          matrix.querySelectorAll<HTMLTableCellElement>("td[data-verdict]").forEach((x) => {
+            x.tabIndex = x === again ? 0 : -1; });
+          again.focus();
+        }
+      }
     },
     highlight(selected: Set<string>) {
       chosen = selected;

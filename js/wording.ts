@@ -246,3 +246,173 @@ export function pairBlock(a: string, b: string, readings: Reading[]): string[] {
   if (note) lines.push(`  - ${note}`);
   return lines;
 }
+
+// The headline: one sentence per family, then the pairs that cross or are undecided. Pairs
+// are given as [i, j, reading] with i < j in the sets' order; a reading is of (a=i, b=j).
+
+/** A headline names at most this many sets of one rank (the rest are counted). */
+export const RANKING_TIE_NAMES = 6;
+/** A condition's table names at most this many pairs (the rest are counted). */
+export const TABLE_ROWS = 12;
+/** A family ordering at most this many pairs, not in layers, names each of them. */
+export const LIST_ORDERED_UP_TO = 3;
+export const HEADLINE_COUNTS = "(+n −m): ahead of n of the other sets, behind m.";
+export const TABLE_HEAD = ["pair", "cross in", "not distinguishable in (≈ samples per set to resolve)"];
+const PLAIN_HEAD = ["cross in", "not distinguishable in"];
+
+/** What a headline reads of one family's pair: its finding where the family has sampling
+ *  uncertainty, else these samples' verdict. */
+export const outcome = (r: Reading, banded: boolean): string => (banded ? r.finding : r.verdict);
+
+const where = (r: Reading) => r.crossings.filter((x) => !Number.isNaN(x))
+  .map((x) => `${r.symbol} ≈ ${fmtG(x)}`).join(", ");
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+function openCounts(kinds: string[]): string[] {
+  const parts: string[] = [];
+  for (const [kind, one, many] of [
+    ["crosses", "pair crosses", "pairs cross"],
+    ["not distinguishable", "pair not distinguishable", "pairs not distinguishable"],
+    ["tied", "pair equal within the margin", "pairs equal within the margin"],
+    ["bounds overlap", "pair with overlapping bounds", "pairs with overlapping bounds"],
+  ]) {
+    const n = kinds.filter((k) => k === kind).length;
+    if (n) parts.push(plural(n, one, many));
+  }
+  return parts;
+}
+
+/** Sets of one rank: "a", "a and b", "a, b and c", or the first RANKING_TIE_NAMES and how
+ *  many more. */
+function names(labels: string[]): string {
+  if (labels.length > RANKING_TIE_NAMES) {
+    return labels.slice(0, RANKING_TIE_NAMES).join(", ") + ` and ${labels.length - RANKING_TIE_NAMES} more`;
+  }
+  return labels.length === 1 ? labels[0] : labels.slice(0, -1).join(", ") + " and " + labels[labels.length - 1];
+}
+
+/** One family's reading of a condition in one sentence, always from the leader's side. */
+export function headlineSentence(labels: string[], pairs: [number, number, Reading][],
+                                 banded: boolean): string {
+  const n = labels.length;
+  const wins = new Array<number>(n).fill(0);
+  const losses = new Array<number>(n).fill(0);
+  const kinds: string[] = [];
+  for (const [i, j, r] of pairs) {
+    const kind = outcome(r, banded);
+    kinds.push(kind);
+    if (kind === "dominates") { wins[i]++; losses[j]++; }
+    else if (kind === "dominated") { wins[j]++; losses[i]++; }
+  }
+  const tail = banded ? "" : " (these samples, no confidence)";
+  if (pairs.length === 1) {
+    const [i, j, r] = pairs[0];
+    const [a, b, kind] = [labels[i], labels[j], kinds[0]];
+    if (kind === "dominates" || kind === "dominated") {
+      const [first, second] = kind === "dominates" ? [a, b] : [b, a];
+      return `${first} ≻ ${second}${tail}`;
+    }
+    const said: Record<string, string> = {
+      crosses: `${a} and ${b} cross` + (where(r) ? ` at ${where(r)}` : ""),
+      tied: `${a} and ${b} are equal within the margin`,
+      "not distinguishable": `${a} and ${b} are not distinguishable at this sample size`,
+      "bounds overlap": `the bounds of ${a} and ${b} overlap`,
+      "no uncertainty": `no finding on ${a} vs ${b}`,
+    };
+    return (said[kind] ?? `${a} vs ${b}: ${kind}`) + tail;
+  }
+  const order = [...Array(n).keys()].sort((x, y) => (losses[x] - wins[x]) - (losses[y] - wins[y]) || x - y);
+  const rest = openCounts(kinds);
+  const more = rest.length ? "; " + rest.join(", ") : "";
+  if (!wins.some((w) => w > 0)) {
+    return (rest.length ? "no set is ahead of another: " + rest.join(", ") : "no finding") + tail;
+  }
+  const groups: [number[], number, number][] = [];
+  for (const k of order) {
+    const last = groups[groups.length - 1];
+    if (last && last[1] === wins[k] && last[2] === losses[k]) last[0].push(k);
+    else groups.push([[k], wins[k], losses[k]]);
+  }
+  // Layers: each set ahead of every set in the layers below and of none in its own.
+  const rank = new Map<number, number>();
+  groups.forEach(([members], g) => members.forEach((k) => rank.set(k, g)));
+  const below = groups.map((_, g) => groups.slice(g + 1).reduce((s, [m]) => s + m.length, 0));
+  const label = (m: number[]) => names(m.map((k) => labels[k]));
+  if ([...Array(n).keys()].every((k) => wins[k] === below[rank.get(k)!])) {
+    return groups.map(([m]) => label(m)).join(" ≻ ") + more + tail;
+  }
+  const ordered = pairs.map(([i, j], k) => [i, j, kinds[k]] as const)
+    .filter(([, , kind]) => kind === "dominates" || kind === "dominated");
+  if (ordered.length <= LIST_ORDERED_UP_TO) { // a few leads: each one, from the leader's side
+    return ordered.map(([i, j, kind]) => (kind === "dominates" ? `${labels[i]} ≻ ${labels[j]}`
+      : `${labels[j]} ≻ ${labels[i]}`)).join(", ") + more + tail;
+  }
+  return groups.map(([m, w, l]) => `${label(m)} (+${w} −${l})`).join(", ") + more + tail;
+}
+
+/** Whether a headline writes the (+ −) counts, which its intro line then explains. */
+export const usesCounts = (sentences: string[]) =>
+  sentences.some((s) => s.includes(" −") && s.includes("(+"));
+
+/** One table row: the pair, the families where they cross (and where), and those where they
+ *  are not distinguishable (and the samples per set that would resolve it) or the bounds
+ *  overlap; null when every family orders or ties them. */
+export function openRow(a: string, b: string, families: [string, Reading, boolean][]):
+    [string, string, string] | null {
+  const crossed: string[] = [];
+  const open: string[] = [];
+  for (const [family, r, banded] of families) {
+    const kind = outcome(r, banded);
+    if (kind === "crosses") crossed.push(where(r) ? `${family} (${where(r)})` : family);
+    else if (kind === "not distinguishable") {
+      open.push(family + (Number.isFinite(r.n_needed) ? ` (≈ ${grouped(r.n_needed)})` : ""));
+    } else if (kind === "bounds overlap") open.push(`${family} (bounds overlap)`);
+  }
+  if (!crossed.length && !open.length) return null;
+  return [`${a} vs ${b}`, crossed.join(", ") || "–", open.join(", ") || "–"];
+}
+
+/** The pairs that cross or are undecided, at most TABLE_ROWS of them: a Markdown table, or
+ *  in plain text one line per pair. */
+export function tableLines(rows: [string, string, string][], markdown: boolean): string[] {
+  if (!rows.length) return [];
+  const shown = rows.slice(0, TABLE_ROWS);
+  const more = rows.length - TABLE_ROWS;
+  const lines = markdown
+    ? ["| " + TABLE_HEAD.join(" | ") + " |", "|---|---|---|", ...shown.map((r) => "| " + r.join(" | ") + " |")]
+    : shown.map(([pair, ...rest]) => `${pair}: ` + rest.map((cell, k) => [PLAIN_HEAD[k], cell])
+      .filter(([, cell]) => cell !== "–").map(([head, cell]) => `${head} ${cell}`).join("; "));
+  if (more > 0) lines.push("", `…and ${plural(more, "more pair", "more pairs")} (each pair below).`);
+  return lines;
+}
+
+/** The line before the table. */
+export function tableIntro(nRows: number, nPairs: number): string {
+  if (nPairs === 0) return "No pair to compare: the condition holds one set.";
+  if (nPairs === 1) {
+    return nRows ? "The pair crosses or is not distinguishable in some family:"
+      : "Every family orders or ties the pair.";
+  }
+  if (nRows === 0) return `Every family orders or ties each of the ${plural(nPairs, "pair", "pairs")}.`;
+  return `${nRows} of the ${plural(nPairs, "pair", "pairs")} cross or are not distinguishable in some family:`;
+}
+
+/** A condition's headline (wording.py's headline_lines). */
+export function headlineLines(labels: string[], families: string[],
+                              pairs: [number, number, Reading[]][], markdown: boolean): string[] {
+  const banded = families.map((_, k) => pairs.some(([, , r]) => r[k].finding !== "no uncertainty"));
+  const lines = families.map((name, k) => {
+    const said = headlineSentence(labels, pairs.map(([i, j, r]): [number, number, Reading] => [i, j, r[k]]), banded[k]);
+    return markdown ? `- **${name}**: ${said}.` : `- ${name}: ${said}.`;
+  });
+  if (usesCounts(lines)) lines.push("", HEADLINE_COUNTS);
+  const rows = pairs.map(([i, j, r]) => openRow(labels[i], labels[j],
+    r.map((x, k): [string, Reading, boolean] => [x.family, x, banded[k]])))
+    .filter((row): row is [string, string, string] => row !== null);
+  lines.push("", tableIntro(rows.length, pairs.length));
+  if (rows.length) lines.push("", ...tableLines(rows, markdown));
+  return lines;
+}
+
+/** The disclosure's title over every pair's detail. */
+export const detailsTitle = (nPairs: number) => `Each pair in detail (${plural(nPairs, "pair", "pairs")})`;

@@ -164,6 +164,13 @@ def compare_as_the_view_does(tree, domains: dict, monkeypatch):
     return got
 
 
+def view_summary_lines(page, scope: str = "") -> list[str]:
+    """The view's summary as lines: its headline, and each pair's detail, which sits behind
+    a closed disclosure (so read as text, not as what is drawn)."""
+    text = page.locator(f"{scope} .dp-summary".strip()).first.text_content()
+    return [line for line in text.splitlines() if line]
+
+
 def summary_lines(comparison) -> list[str]:
     """What the view's summary says: summary.py's lines without the condition's facts
     (heading, representation, sizes), which the view shows elsewhere."""

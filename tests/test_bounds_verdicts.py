@@ -19,7 +19,7 @@ from diversity_profiles._accessor import conditions_of
 from diversity_profiles.comparison._summary import summary
 from diversity_profiles.display._explorer import ProfileExplorer
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
+from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, view_summary_lines, write_page
 
 BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
 T = np.geomspace(0.1, 10.0, 41)  # magnitude's scale t, a log axis; ln t is symmetric about 0
@@ -201,7 +201,7 @@ def _matrices(pg, root=""):
     return pg.evaluate(
         """(root) => Object.fromEntries([...document.querySelectorAll(root + ' section')]
         .map((s) => [s.dataset.family, [...s.querySelectorAll('table tr')].slice(1).map((row) =>
-            [...row.querySelectorAll('td')].slice(1).map((td) => td.dataset.point ?? null))]))""",
+            [...row.querySelectorAll('td')].map((td) => td.dataset.point ?? null))]))""",
         root,
     )
 
@@ -210,7 +210,9 @@ def _expected(res):
     return {
         family: [
             [
-                None if a == b else str(res.verdict.sel(set_a=a, set_b=b, family=family).values)
+                None  # one triangle: each pair once, in its row
+                if LABELS.index(b) <= LABELS.index(a)
+                else str(res.verdict.sel(set_a=a, set_b=b, family=family).values)
                 for b in LABELS
             ]
             for a in LABELS
@@ -246,9 +248,12 @@ def test_large_tree_in_the_explorer_and_the_report(large_tree, tmp_path):
         cell = page.locator('td[data-point="bounds overlap"]').first
         assert cell.inner_text() == "–" and cell.get_attribute("data-verdict") == "no uncertainty"
         assert "values are" in cell.get_attribute("title")
-        text = page.locator(".dp-summary").inner_text()
-        assert "bounds overlap in vendi" in text
-        assert "Large-n values (estimate ± error: vendi" in text
+        # The headline's table names the family whose bounds leave pairs open; the pairs'
+        # detail (folded) says it pair by pair.
+        shown = page.locator(".dp-summary").inner_text()
+        assert "Vendi score (bounds overlap)" in shown
+        assert "Large-n values (estimate ± error: Vendi score" in shown
+        assert "bounds overlap in Vendi score" in "\n".join(view_summary_lines(page))
         # Narrow Circles' domain from the keyboard: the view recomputes with the bounds.
         lower = page.locator("section[data-family=circles] input[type=range]").first
         lower.focus()
@@ -261,7 +266,8 @@ def test_large_tree_in_the_explorer_and_the_report(large_tree, tmp_path):
         page.wait_for_function("window.__dpReady === true")
         page.wait_for_selector("#explorer section[data-family=vendi] table td[data-verdict]")
         assert _matrices(page, "#explorer") == _expected(full)
-        assert "bounds overlap in vendi" in page.locator("pre.dp-summary-text").inner_text()
+        folded = page.locator("pre.dp-summary-text").text_content()  # in a closed <details>
+        assert "bounds overlap in Vendi score" in folded
         browser.close()
 
 

@@ -38,15 +38,24 @@ def test_demo_summary_leads_with_findings_and_reports_no_negligible_crossing(tmp
     assert summary[1:3] == ["", FIRST]
     assert not any(line.startswith("No finding in circles") for line in summary)
     assert "\\" not in "\n".join(summary)  # plain text for the terminal, no Markdown escapes
-    pairs = [k for k, line in enumerate(summary) if line.startswith("- ")]
+    # The headline first: one sentence per family, in display names, from the leader's side.
+    detail = summary.index("Each pair in detail (3 pairs)")
+    head = [line for line in summary[:detail] if line.startswith("- ")]
+    assert [line.split(":")[0] for line in head] == [
+        "- Vendi score", "- magnitude", "- number of circles", "- energy",
+        "- average pairwise distance", "- richness (distinct items)",
+    ]  # fmt: skip
+    assert not any(re.search(r"1 class ≻|3 classes ≻ 10", line) for line in head)
+    pairs = [k for k, line in enumerate(summary) if line.startswith("- ") and k > detail]
     assert len(pairs) == 3
     first = [summary[k] for k in pairs]
     # What the samples support: the set with more classes ahead in some families, and never
     # the set with fewer classes first, nor a crossing, with confidence.
     assert re.match(
-        r"- 3 classes ≻ 1 class in (\w+, )*magnitude, (\w+, )*average_distance", first[0]
+        r"- 3 classes ≻ 1 class in ([\w ]+, )*magnitude, ([\w ]+, )*average pairwise distance",
+        first[0],
     )
-    assert re.match(r"- 10 classes ≻ 1 class in (\w+, )*magnitude, ", first[1])
+    assert re.match(r"- 10 classes ≻ 1 class in ([\w ]+, )*magnitude, ", first[1])
     # 78 against 12 circles at the middle threshold: a lead its replicates confirm
     assert "circles" in first[1].split(";")[0]
     for line in first:
@@ -65,7 +74,7 @@ def test_demo_summary_leads_with_findings_and_reports_no_negligible_crossing(tmp
         assert any(line.startswith("  - these samples (no confidence): ") for line in after)
     assert (
         "  - these samples (no confidence): 10 classes ≻ 1 class on every family where they "
-        "differ (tied in richness)"
+        "differ (tied in richness (distinct items))"
     ) in summary
     res = xr.open_datatree(out).dp.compare()["pixels/euclidean"]
     need = res.n_needed.values[np.isfinite(res.n_needed.values)]
@@ -73,10 +82,12 @@ def test_demo_summary_leads_with_findings_and_reports_no_negligible_crossing(tmp
     assert (res.finding.values[np.isfinite(res.n_needed.values)] == "not distinguishable").all()
     # The point verdicts' margin: no negligible crossing, and what it dismissed is named.
     text = "\n".join(summary)
-    assert "cross in circles" not in text
-    assert "3 classes ≻ 1 class in vendi, magnitude, circles" in text
+    assert "cross in number of circles" not in text
+    assert "3 classes ≻ 1 class in Vendi score, magnitude, number of circles" in text
     assert re.search(
-        r"within the margin: 1 class ahead by ≤ 1 sample on \d+% of the domain in circles", text
+        r"within the margin: 1 class ahead by ≤ 1 sample on \d+% of the domain in number of "
+        r"circles",
+        text,
     )
     assert "Margins (leads within them, or on less than 5% of the domain" in text
     # The data are what the docstring says: the crossing exists without the margin.

@@ -226,7 +226,7 @@ def test_a_summary_of_many_sets_leads_with_a_ranking_and_counts_the_findings():
     finding = ds["finding"].sel(family="average_distance").values
     wins, losses = (finding == "dominates").sum(axis=1), (finding == "dominated").sum(axis=1)
     assert wins.sum() > 0  # the sets differ enough for findings to rank
-    line = next(x for x in text.splitlines() if x.startswith("- average_distance: "))
+    line = next(x for x in text.splitlines() if x.startswith("- **average pairwise distance**: "))
     # the sets named in the ranking's order: most dominated minus dominating first
     score = {labels[i]: int(wins[i] - losses[i]) for i in range(30)}
     named = re.findall(r"g\d\d", line)

@@ -135,8 +135,10 @@ def hostile(hostile_profiles):
     return xr.DataTree.from_dict({path: node})
 
 
-#: Every element a rendered summary may hold.
+#: Every element a rendered summary may hold: Markdown's, the headline's table, and the
+#: disclosure (<details><summary>) the summary itself writes around each pair's detail.
 ALLOWED = {"h3", "p", "code", "ul", "li", "blockquote", "strong"}
+ALLOWED |= {"table", "thead", "tbody", "tr", "th", "td", "details", "summary"}
 
 
 def _anchor(tag: str, attrs: list) -> bool:
@@ -165,6 +167,9 @@ def test_every_markdown_producer_writes_labels_as_text(hostile, hostile_profiles
             assert all(key == "id" for tag, attrs in tags if tag == "h3" for key, _ in attrs)
             for label in (COMMENT, XSS) if where == "CLI summary" else (COMMENT, CLOSE, XSS):
                 assert label in parsed.text, (where, name, label)
+            # The raw HTML is only the summary's own disclosure, whose title is our text.
+            if "details" in {tag for tag, _ in tags}:
+                assert "<details><summary>Each pair in detail (" in text, (where, name)
             condition = next(x for x in text.split("\n") if x.startswith("Condition: "))
             codes = _Parsed(render(condition)).text
             assert f"representation {TICKS}, distance euclidean," in codes, (where, name)
@@ -263,6 +268,8 @@ def test_every_html_page_shows_hostile_labels_as_text_in_chromium(hostile, tmp_p
                 page.wait_for_function("window.__dpReady === true", timeout=30_000)
                 page.wait_for_selector("#explorer section svg .mark-line path")
                 assert all(s in page.locator("#explorer").inner_text() for s in labels)
+                # The text summary is folded (a closed <details>): its text, not its markup.
+                page.locator("details.dp-text summary").click()
                 assert all(s in page.locator("pre").inner_text() for s in labels)
             elif name == "inline":
                 page.wait_for_selector("#vis svg .mark-line path", timeout=30_000)

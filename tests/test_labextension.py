@@ -18,7 +18,7 @@ from playwright.sync_api import sync_playwright
 
 from diversity_profiles.display._explorer import MIME_TYPE
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, jupyterlab
+from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, jupyterlab, view_summary_lines
 from .conftest import XSS
 
 SOURCE = f"""\
@@ -101,8 +101,9 @@ def test_saved_notebook_is_interactive_without_kernel_or_widget_state(saved_note
             except PlaywrightTimeoutError:
                 if attempt == 3:
                     raise
-        summary = page.locator(".dp-mime-explorer .dp-summary").inner_text()
-        assert f"A ≻ {XSS} in magnitude" in summary  # the label is text, never markup
+        # Each pair's detail (behind its disclosure): the label is text, never markup.
+        summary = "\n".join(view_summary_lines(page, ".dp-mime-explorer"))
+        assert f"A ≻ {XSS} in magnitude" in summary
         # The condition selector works offline: the payload carries every condition.
         page.select_option(".dp-mime-explorer select[aria-label=condition]", "plane/euclidean")
         page.wait_for_function(

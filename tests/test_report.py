@@ -12,6 +12,7 @@ from .browser import (
     block_outside,
     compare_as_the_view_does,
     summary_lines,
+    view_summary_lines,
 )
 from .conftest import XSS
 
@@ -64,14 +65,24 @@ def test_report_opens_offline_and_stays_interactive(tree, tmp_path, monkeypatch)
         assert page.get_attribute(cell, "data-verdict") == str(
             last["line/euclidean"].finding.sel(**at).values
         )
-        # Conditions, summary and static charts are there, labels as text; both summaries
-        # (summary.py's text and the explorer's) lead with what the findings hold with.
-        assert "line/euclidean" in page.locator("table.dp-condition").inner_text()
+        # The page leads with the finding: the title once, then the explorer's summary
+        # (what the findings hold with, one sentence per family); the facts are folded.
+        visible = page.locator("body").inner_text()
+        assert visible.count("Diversity profiles — line/euclidean") == 1
+        head = page.locator("#explorer .dp-headline").inner_text().splitlines()
+        assert head[0].startswith(("Findings hold", "**No verdict is supported**"))
+        assert head[head.index("") + 1].startswith("- Vendi score: ")
+        assert visible.index(head[0]) < visible.index("Condition, sample sizes and settings")
+        assert "Margins (leads" in visible and "Each pair in detail (1 pair)" in visible
+        assert "line/euclidean" not in page.locator("table.dp-condition").inner_text()  # folded
+        assert "line/euclidean" in page.locator("table.dp-condition").text_content()
+        # The full domains' text summary, folded, shown only once opened; labels as text.
+        assert "Summary of the full domains" in visible
+        page.locator("details.dp-text summary").click()
         text = page.locator("pre.dp-summary-text").inner_text()
         assert XSS in text
         assert text.splitlines()[2].startswith(("Findings hold", "**No verdict is supported**"))
-        live = page.locator("#explorer .dp-summary").inner_text()
-        assert live.splitlines() == summary_lines(last)
+        assert view_summary_lines(page, "#explorer") == summary_lines(last)
         assert page.locator("img").count() == 0
         assert page.locator("details svg").count() == 1
         assert outside == []

@@ -172,8 +172,14 @@ def test_summary_states_conclusions_with_conditions_and_warns_on_unequal_sizes()
     text = tree.dp.summary()
     assert text.startswith("### line/euclidean")
     assert "representation `line`, distance `euclidean`" in text
-    assert "A ≻ B in richness" in text and "B ≻ A in average_distance" in text
-    assert "A and B cross in circles at τ ≈ 1.5" in text
+    # Display names in prose (Markdown-escaped where they hold punctuation).
+    assert "A ≻ B in richness \\(distinct items\\)" in text
+    assert "B ≻ A in average pairwise distance" in text and "average\\_distance" not in text
+    assert "A and B cross in number of circles at τ ≈ 1.5" in text
+    # The headline first: one sentence per family, the crossing pair in the table.
+    assert "- **number of circles**: A and B cross at τ ≈ 1.5" in text
+    assert "| A vs B | number of circles (τ ≈ 1.5) | – |" in text
+    assert text.index("- **number of circles**") < text.index("Condition: ")
     assert "Warning" in text and "common_n='min'" in text
 
 

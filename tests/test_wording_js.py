@@ -270,3 +270,69 @@ def test_summary_py_writes_its_pair_lines_with_the_shared_wording():
     block = wording.pair_block("A", "B", readings)
     body = summarize_condition(res, "x/euclidean", esc=str, code=str)
     assert "\n".join(block) in body
+
+
+def make_headline_cases():
+    """Conditions of 1 to 7 sets (up to 21 pairs: more than a table's TABLE_ROWS), each
+    pair's readings drawn from make_cases' (so findings, verdicts and crossings vary), and
+    hand-made ones: a strict order (layers), a tie of more than RANKING_TIE_NAMES sets."""
+    from dataclasses import replace
+
+    pool = [c["readings"] for c in make_cases()]
+    cases = []
+    for m in range(60):
+        n_sets, n_fams = 1 + m % 7, 1 + m % 3
+        names = ["Vendi score", "magnitude", "average pairwise distance"][:n_fams]
+        pairs = []
+        draw = [r for r in pool if len(r) >= n_fams]
+        places = [(i, j) for i in range(n_sets) for j in range(i + 1, n_sets)]
+        for p, (a, b) in enumerate(places):
+            readings = draw[(m * 7 + p * 3) % len(draw)][:n_fams]
+            pairs.append([a, b, [replace(r, family=names[f]) for f, r in enumerate(readings)]])
+        labels = [f"set {k}" for k in range(n_sets)]
+        cases.append(
+            {"labels": labels, "families": names, "pairs": pairs, "markdown": m % 2 == 0}
+        )
+    order = Reading(family="energy", verdict="dominates", finding="dominates")
+    tie = Reading(family="energy", verdict="tied", finding="tied")
+    cases.append({"labels": ["a", "b", "c"], "families": ["energy"], "markdown": False,
+                  "pairs": [[0, 1, [order]], [0, 2, [order]], [1, 2, [order]]]})  # fmt: skip
+    undecided = Reading(family="energy", verdict="dominated", finding="not distinguishable")
+    few = [[0, 1, [undecided]], [0, 2, [order]], [1, 2, [undecided]]]
+    cases.append({"labels": ["a", "b", "c"], "families": ["energy"], "markdown": False,
+                  "pairs": few})  # fmt: skip
+    eight = [[0, j, [order]] for j in range(1, 8)]
+    eight += [[i, j, [tie]] for i in range(1, 8) for j in range(i + 1, 8)]
+    cases.append({"labels": [f"s{k}" for k in range(8)], "families": ["energy"],
+                  "markdown": True, "pairs": eight})  # fmt: skip
+    return cases
+
+
+def test_the_browser_writes_the_headline_like_summary_py(compiled, tmp_path):
+    cases = make_headline_cases()
+    want = [
+        wording.headline_lines(c["labels"], c["families"], c["pairs"], c["markdown"]) for c in cases
+    ]
+    path = tmp_path / "headline.json"
+    def encoded(readings):
+        return _jsonable({"readings": readings, "numbers": []})["readings"]
+
+    path.write_text(
+        json.dumps([{**c, "pairs": [[i, j, encoded(r)] for i, j, r in c["pairs"]]} for c in cases])
+    )
+    run = subprocess.run(
+        [shutil.which("node"), str(ROOT / "js" / "tests" / "run_wording_cases.mjs"),
+         str(compiled), str(path), "headline"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    got = json.loads(run.stdout)
+    for case, js, py in zip(cases, got, want, strict=True):
+        assert js == py, case
+    text = "\n".join(line for lines in want for line in lines)
+    # The fixtures reach every kind of headline: layers, counts, ties cut short, both tables.
+    for words in (" ≻ set ", "(+", "and 1 more", "s0 ≻ s1, s2", "No pair to compare",
+                  "a ≻ b ≻ c", "| pair |",
+                  "- energy: a ≻ c; 2 pairs not distinguishable.",
+                  ": cross in", "not distinguishable in", "…and ", "pairs cross",
+                  "(these samples, no confidence)", "Every family orders or ties"):  # fmt: skip
+        assert words in text, words

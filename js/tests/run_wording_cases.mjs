@@ -4,13 +4,21 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
-const [modulePath, casesPath] = process.argv.slice(2);
+// With "headline" as a third argument the cases are conditions, worded by headlineLines.
+const [modulePath, casesPath, kind] = process.argv.slice(2);
 const w = await import(pathToFileURL(modulePath).href);
 const revive = (x) => (x === "inf" ? Infinity : x === "-inf" ? -Infinity : x === "nan" ? NaN : x);
-const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
-  const readings = c.readings.map((r) => ({ ...r, lead: revive(r.lead),
-    n_needed: revive(r.n_needed), needed_at: revive(r.needed_at), lead_at: revive(r.lead_at),
-    noise_at: revive(r.noise_at), lead_side: revive(r.lead_side), crossings: r.crossings.map(revive) }));
+const reviveAll = (readings) => readings.map((r) => ({ ...r, lead: revive(r.lead),
+  n_needed: revive(r.n_needed), needed_at: revive(r.needed_at), lead_at: revive(r.lead_at),
+  noise_at: revive(r.noise_at), lead_side: revive(r.lead_side), crossings: r.crossings.map(revive) }));
+const cases = JSON.parse(readFileSync(casesPath, "utf8"));
+if (kind === "headline") {
+  process.stdout.write(JSON.stringify(cases.map((c) => w.headlineLines(c.labels, c.families,
+    c.pairs.map(([i, j, r]) => [i, j, reviveAll(r)]), c.markdown))));
+  process.exit(0);
+}
+const out = cases.map((c) => {
+  const readings = reviveAll(c.readings);
   return {
     intro: w.findingIntro(c.level, c.without, c.banded),
     rules: w.ruleLines(c.margins, c.min_share, c.bounded),

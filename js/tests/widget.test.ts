@@ -42,8 +42,11 @@ describe("explorer", () => {
     expect(cell.dataset.verdict).toBe("no uncertainty");
     expect(cell.textContent).toBe("–");
     expect(cell.dataset.point).toBe("crosses");
-    expect(cell.title).toContain("these samples: crosses at t ≈ 1");
-    expect(el.querySelector(".dp-legend")?.textContent).toMatch(/^Row vs column/);
+    expect(cell.title).toContain("these samples: they cross at t ≈ 1");
+    expect(cell.getAttribute("aria-label")).toBe(cell.title);
+    expect(cell.tabIndex).toBe(0); // the matrix's one cell in the tab order
+    expect(el.querySelector(".dp-legend")?.textContent).toMatch(/^≻ row ahead/);
+    expect(el.querySelector(".dp-matrix caption")?.textContent).toMatch(/row's set against the column's/);
     expect(el.querySelector(".dp-summary")?.textContent)
       .toMatch(/^\*\*No verdict is supported\*\*: these profiles carry no sampling uncertainty/);
     expect(el.textContent).toContain(XSS);
@@ -89,9 +92,10 @@ describe("explorer", () => {
     const cell = el.querySelector("table tr:nth-child(2) td:nth-child(3)") as HTMLElement;
     expect(cell.dataset.verdict).toBe("dominates");
     expect(cell.textContent).toBe("≻");
-    expect(cell.title).toMatch(/^A vs B in magnitude: finding A ≻ B; these samples: dominates/);
+    expect(cell.title).toMatch(/^A vs B in magnitude: A ahead, supported at 95%; these samples: A ahead/);
     const summary = el.querySelector(".dp-summary")?.textContent ?? "";
     expect(summary.split("\n")[0]).toMatch(/^Findings hold with 95% confidence/);
+    expect(summary).toContain("- magnitude: A ≻ B.");
     expect(summary).toContain("- A ≻ B in magnitude");
     cleanup();
   });

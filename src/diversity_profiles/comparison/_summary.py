@@ -21,8 +21,11 @@ def _plain_code(value: object) -> str:
 
 
 def _family(name: str, esc: Text) -> str:
-    """Our family names as they are; anything else (a crafted file) escaped."""
-    return name if name in FAMILIES else esc(name)
+    """How a family is named in prose: our families by their display names ("average
+    pairwise distance", escaped: they hold Markdown's "(" and "-"), anything else (a
+    crafted file) escaped as it is."""
+    fam = FAMILIES.get(name)
+    return esc(fam.long_name if fam is not None else name)
 
 
 class _Table:
@@ -163,7 +166,15 @@ def summarize_condition(
     ]
     if narrowed:
         details.append("domains narrowed: " + "; ".join(narrowed))
-    lines = [head, "", *_finding_lines(res, esc), "", "Condition: " + ", ".join(details) + "."]
+    table = _Table(res)
+    if every_pair is None:
+        every_pair = len(labels) <= PAIRS_UP_TO_SETS
+    markdown = esc is not str
+    # The finding first: what it holds with, one sentence per family and the pairs that
+    # cross or are undecided; then the condition's facts; then each pair, folded.
+    lines = [head, "", *_finding_lines(res, esc), ""]
+    lines += _headline_lines(table, labels, esc, markdown)
+    lines += ["", "Condition: " + ", ".join(details) + "."]
     if "n_samples" in res:
         sizes = dict(zip(labels, res.n_samples.values.tolist(), strict=True))
         lines.append("Sample sizes: " + ", ".join(f"{esc(k)} {v}" for k, v in sizes.items()) + ".")
@@ -179,20 +190,35 @@ def summarize_condition(
                 "profile them with `common_n='min'` before reading these verdicts as "
                 "differences between the generators."
             )
+            lines.append("")  # the next line would otherwise continue the quote
     lines += _rule_lines(res, esc)
     lines.append("")
-    table = _Table(res)
-    if every_pair is None:
-        every_pair = len(labels) <= PAIRS_UP_TO_SETS
     if not every_pair:
         return "\n".join(lines + _ranking_lines(table, labels, esc))
+    n_pairs = len(labels) * (len(labels) - 1) // 2
+    # A disclosure in Markdown (its title is our own text); a line in plain text.
+    title = wording.details_title(n_pairs)
+    lines += [f"<details><summary>{title}</summary>", ""] if markdown else [title]
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
             lines += wording.pair_block(esc(a), esc(b), _readings(table, a, b, esc))
             note = _permutation_note(table, a, b, esc)
             if note:
                 lines.append(f"  - {note}")
+    if markdown:
+        lines += ["", "</details>"]
     return "\n".join(lines)
+
+
+def _headline_lines(table: _Table, labels: list[str], esc: Text, markdown: bool) -> list[str]:
+    """The headline (wording.headline_lines) from a comparison's table."""
+    pairs = [
+        (i, j, _readings(table, labels[i], labels[j], esc))
+        for i in range(len(labels))
+        for j in range(i + 1, len(labels))
+    ]
+    names = [_family(f, esc) for f in table.families]
+    return wording.headline_lines([esc(s) for s in labels], names, pairs, markdown)
 
 
 #: Above this many sets (66 pairs), a condition's summary ranks the sets per family and
@@ -201,30 +227,20 @@ PAIRS_UP_TO_SETS = 12
 
 
 def _ranking_lines(table: _Table, labels: list[str], esc: Text) -> list[str]:
-    """Per family, the sets ordered by the others they dominate minus those that dominate
-    them (findings when the family has uncertainty, else these samples' verdicts), and how
-    many pairs hold a finding."""
-    fams = table.families
+    """How many pairs hold a finding, in all and per family (the headline has already
+    ranked the sets per family), and how to read every pair."""
     found = "finding" in table.arrays
     findings = table.arrays["finding"] if found else None
-    verdicts = table.arrays["verdict"]
-    lines = [wording.ranking_intro(len(labels))]
+    lines: list[str] = []
     supported = np.zeros((len(labels), len(labels)), dtype=bool)
     per_family = []
-    for k, f in enumerate(fams):
-        banded = findings is not None and bool(np.isin(findings[..., k], wording.CLAIMS).any())
-        # findings where the family has some, else these samples' verdicts (said so)
-        which = findings[..., k] if banded and findings is not None else verdicts[..., k]
-        wins, losses = (which == "dominates").sum(axis=1), (which == "dominated").sum(axis=1)
-        order = sorted(range(len(labels)), key=lambda i: (losses[i] - wins[i], labels[i]))
-        ranked = [(esc(labels[i]), int(wins[i]), int(losses[i])) for i in order]
-        lines.append(wording.ranking_line(_family(f, esc), ranked, banded))
-        if banded:
-            claims = np.isin(which, wording.CLAIMS)
-            supported |= claims
-            per_family.append((_family(f, esc), int(np.triu(claims, 1).sum())))
+    for k, f in enumerate(table.families):
+        if findings is None or not np.isin(findings[..., k], wording.CLAIMS).any():
+            continue
+        claims = np.isin(findings[..., k], wording.CLAIMS)
+        supported |= claims
+        per_family.append((_family(f, esc), int(np.triu(claims, 1).sum())))
     n_pairs = len(labels) * (len(labels) - 1) // 2
-    lines.append("")
     lines.append(wording.findings_count_line(n_pairs, int(np.triu(supported, 1).sum()), per_family))
     lines.append(wording.every_pair_note(n_pairs))
     return lines

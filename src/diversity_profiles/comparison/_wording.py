@@ -265,38 +265,8 @@ def permutation_note(tested: Sequence[tuple[str, float]], n_permutations: int) -
     return f"permutation test ({n_permutations} relabellings, Holm-adjusted): " + ", ".join(parts)
 
 
-def ranking_intro(n_sets: int) -> str:
-    """The line before the rankings of a condition with too many sets for every pair."""
-    return (
-        f"{n_sets} sets: ranked per family by how many of the others each dominates "
-        "(+) and is dominated by (−), supported findings where the family has them."
-    )
-
-
-#: A ranking names at most this many sets of one tie (the rest are counted).
+#: A headline names at most this many sets of one rank (the rest are counted).
 RANKING_TIE_NAMES = 6
-
-
-def ranking_line(family: str, ranked: Sequence[tuple[str, int, int]], banded: bool) -> str:
-    """One family's ranking: ``ranked`` lists (label, dominates, dominated), first first;
-    sets with the same counts are one group (its first RANKING_TIE_NAMES named).
-
-    >>> ranking_line("vendi", [("a", 2, 0), ("b", 0, 1), ("c", 0, 1)], True)
-    '- vendi: a (+2 −0), b, c (+0 −1)'
-    """
-    groups: list[tuple[list[str], int, int]] = []
-    for label, wins, losses in ranked:
-        if groups and groups[-1][1:] == (wins, losses):
-            groups[-1][0].append(label)
-        else:
-            groups.append(([label], wins, losses))
-    parts = []
-    for labels, wins, losses in groups:
-        named = ", ".join(labels[:RANKING_TIE_NAMES])
-        if len(labels) > RANKING_TIE_NAMES:
-            named += f" and {len(labels) - RANKING_TIE_NAMES} more"
-        parts.append(f"{named} (+{wins} −{losses})")
-    return f"- {family}: {', '.join(parts)}" + ("" if banded else " (these samples, no confidence)")
 
 
 def findings_count_line(n_pairs: int, supported: int, per_family: Sequence[tuple[str, int]]) -> str:
@@ -313,3 +283,236 @@ def every_pair_note(n_pairs: int) -> str:
         f"Each of the {n_pairs} pairs: summary(comparison, every_pair=True), "
         "or the comparison's variables (verdict, finding)."
     )
+
+
+# The headline: one sentence per family, then the pairs that cross or are undecided. Pairs
+# are given as (i, j, reading) with i < j in the sets' order; a reading is of (a=i, b=j).
+
+#: A condition's table names at most this many pairs (the rest are counted).
+TABLE_ROWS = 12
+
+
+def outcome(r: Reading, banded: bool) -> str:
+    """What a headline reads of one family's pair: its finding where the family has
+    sampling uncertainty, else these samples' verdict."""
+    return r.finding if banded else r.verdict
+
+
+def _where(r: Reading) -> str:
+    return ", ".join(f"{r.symbol} ≈ {fmt_g(x)}" for x in r.crossings if not math.isnan(x))
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _open_counts(kinds: Sequence[str]) -> list[str]:
+    """How many pairs cross, are not distinguishable, tied or unordered by bounds."""
+    parts = []
+    for kind, one, many in (
+        ("crosses", "pair crosses", "pairs cross"),
+        ("not distinguishable", "pair not distinguishable", "pairs not distinguishable"),
+        ("tied", "pair equal within the margin", "pairs equal within the margin"),
+        ("bounds overlap", "pair with overlapping bounds", "pairs with overlapping bounds"),
+    ):
+        n = sum(k == kind for k in kinds)
+        if n:
+            parts.append(_plural(n, one, many))
+    return parts
+
+
+def headline_sentence(
+    labels: Sequence[str], pairs: Sequence[tuple[int, int, Reading]], banded: bool
+) -> str:
+    """One family's reading of a condition in one sentence, always from the leader's side.
+
+    Two sets: what the pair shows. More: the sets in order ("a ≻ b ≻ c") when every pair
+    is ordered that way, else the ordered pairs when there are at most LIST_ORDERED_UP_TO
+    ("a ≻ c"), else each set's count of others it is ahead of (+) and behind (−), best
+    first; then how many pairs are not ordered.
+
+    >>> r = Reading(family="v", verdict="dominated", finding="dominated")
+    >>> headline_sentence(["A", "B"], [(0, 1, r)], True)
+    'B ≻ A'
+    """
+    n = len(labels)
+    wins, losses = [0] * n, [0] * n
+    kinds = []
+    for i, j, r in pairs:
+        kind = outcome(r, banded)
+        kinds.append(kind)
+        if kind == "dominates":
+            wins[i], losses[j] = wins[i] + 1, losses[j] + 1
+        elif kind == "dominated":
+            wins[j], losses[i] = wins[j] + 1, losses[i] + 1
+    tail = "" if banded else " (these samples, no confidence)"
+    if len(pairs) == 1:
+        i, j, r = pairs[0]
+        a, b, kind = labels[i], labels[j], kinds[0]
+        if kind in ("dominates", "dominated"):
+            first, second = (a, b) if kind == "dominates" else (b, a)
+            return f"{first} ≻ {second}{tail}"
+        said = {
+            "crosses": f"{a} and {b} cross" + (f" at {_where(r)}" if _where(r) else ""),
+            "tied": f"{a} and {b} are equal within the margin",
+            "not distinguishable": f"{a} and {b} are not distinguishable at this sample size",
+            "bounds overlap": f"the bounds of {a} and {b} overlap",
+            "no uncertainty": f"no finding on {a} vs {b}",
+        }
+        return said.get(kind, f"{a} vs {b}: {kind}") + tail
+    order = sorted(range(n), key=lambda k: (losses[k] - wins[k], k))
+    rest = _open_counts(kinds)
+    if not any(wins):
+        return ("no set is ahead of another: " + ", ".join(rest) if rest else "no finding") + tail
+    groups: list[tuple[list[int], int, int]] = []
+    for k in order:
+        if groups and groups[-1][1:] == (wins[k], losses[k]):
+            groups[-1][0].append(k)
+        else:
+            groups.append(([k], wins[k], losses[k]))
+    # Layers: each set ahead of every set in the layers below and of none in its own.
+    rank = {k: g for g, (members, _, _) in enumerate(groups) for k in members}
+    below = [sum(len(m) for m, _, _ in groups[g + 1 :]) for g in range(len(groups))]
+    if all(wins[k] == below[rank[k]] for k in range(n)):
+        layered = " ≻ ".join(_names([labels[k] for k in m]) for m, _, _ in groups)
+        return layered + ("; " + ", ".join(rest) if rest else "") + tail
+    ordered = [(i, j, kind) for (i, j, _), kind in zip(pairs, kinds, strict=True)
+               if kind in ("dominates", "dominated")]  # fmt: skip
+    if len(ordered) <= LIST_ORDERED_UP_TO:  # a few leads: each one, from the leader's side
+        said = [
+            f"{labels[i]} ≻ {labels[j]}" if kind == "dominates" else f"{labels[j]} ≻ {labels[i]}"
+            for i, j, kind in ordered
+        ]
+        return ", ".join(said) + ("; " + ", ".join(rest) if rest else "") + tail
+    ranked = [f"{_names([labels[k] for k in m])} (+{w} −{lost})" for m, w, lost in groups]
+    return ", ".join(ranked) + ("; " + ", ".join(rest) if rest else "") + tail
+
+
+#: A headline whose family orders at most this many pairs, not in layers, names each of them
+#: ("a ≻ b, c ≻ d") instead of ranking every set by its counts.
+LIST_ORDERED_UP_TO = 3
+
+
+def _names(labels: Sequence[str]) -> str:
+    """Sets of one rank: "a", "a and b", "a, b and c", or the first RANKING_TIE_NAMES
+    and how many more."""
+    if len(labels) > RANKING_TIE_NAMES:
+        more = len(labels) - RANKING_TIE_NAMES
+        return ", ".join(labels[:RANKING_TIE_NAMES]) + f" and {more} more"
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def uses_counts(sentences: Sequence[str]) -> bool:
+    """Whether a headline writes the (+ −) counts, which its intro line then explains."""
+    return any(" −" in s and "(+" in s for s in sentences)
+
+
+HEADLINE_COUNTS = "(+n −m): ahead of n of the other sets, behind m."
+
+
+def open_row(
+    a: str, b: str, families: Sequence[tuple[str, Reading, bool]]
+) -> tuple[str, str, str] | None:
+    """One table row: the pair "a vs b", the families where they cross (and where), and
+    those where they are not distinguishable (and the samples per set that would resolve
+    it) or the bounds overlap; None when every family orders or ties them."""
+    crossed, open_ = [], []
+    for family, r, banded in families:
+        kind = outcome(r, banded)
+        if kind == "crosses":
+            where = _where(r)
+            crossed.append(f"{family} ({where})" if where else family)
+        elif kind == "not distinguishable":
+            need = f" (≈ {int(r.n_needed):,})" if math.isfinite(r.n_needed) else ""
+            open_.append(family + need)
+        elif kind == "bounds overlap":
+            open_.append(f"{family} (bounds overlap)")
+    if not crossed and not open_:
+        return None
+    return (f"{a} vs {b}", ", ".join(crossed) or "–", ", ".join(open_) or "–")
+
+
+TABLE_HEAD = ("pair", "cross in", "not distinguishable in (≈ samples per set to resolve)")
+
+
+#: The plain-text table's words before each cell.
+PLAIN_HEAD = ("cross in", "not distinguishable in")
+
+
+def table_lines(rows: Sequence[tuple[str, str, str]], markdown: bool) -> list[str]:
+    """The pairs that cross or are undecided, at most TABLE_ROWS of them: a Markdown
+    table, or in plain text one line per pair."""
+    if not rows:
+        return []
+    shown, more = rows[:TABLE_ROWS], len(rows) - TABLE_ROWS
+    if markdown:
+        lines = ["| " + " | ".join(TABLE_HEAD) + " |", "|---|---|---|"]
+        lines += ["| " + " | ".join(row) + " |" for row in shown]
+    else:
+        lines = [
+            f"{pair}: " + "; ".join(
+                f"{head} {cell}" for head, cell in zip(PLAIN_HEAD, rest, strict=True)
+                if cell != "–"
+            )
+            for pair, *rest in shown
+        ]  # fmt: skip
+    if more > 0:
+        lines.append("")
+        lines.append(f"…and {_plural(more, 'more pair', 'more pairs')} (each pair below).")
+    return lines
+
+
+def table_intro(n_rows: int, n_pairs: int) -> str:
+    """The line before the table."""
+    if n_pairs == 0:
+        return "No pair to compare: the condition holds one set."
+    if n_pairs == 1:
+        return "The pair crosses or is not distinguishable in some family:" if n_rows else (
+            "Every family orders or ties the pair."
+        )
+    if n_rows == 0:
+        return f"Every family orders or ties each of the {_plural(n_pairs, 'pair', 'pairs')}."
+    return (
+        f"{n_rows} of the {_plural(n_pairs, 'pair', 'pairs')} cross or are not "
+        "distinguishable in some family:"
+    )
+
+
+def headline_lines(
+    labels: Sequence[str],
+    families: Sequence[str],
+    pairs: Sequence[tuple[int, int, Sequence[Reading]]],
+    markdown: bool,
+) -> list[str]:
+    """A condition's headline: one sentence per family (its findings where it has sampling
+    uncertainty, else these samples' verdicts), then the table of the pairs that cross or
+    are not distinguishable. ``pairs`` lists (i, j, readings) with i < j, one reading per
+    family in ``families``' order; labels and names arrive escaped for their context.
+
+    >>> r = Reading(family="Vendi score", verdict="dominates", finding="dominates")
+    >>> headline_lines(["A", "B"], ["Vendi score"], [(0, 1, [r])], False)
+    ['- Vendi score: A ≻ B.', '', 'Every family orders or ties the pair.']
+    """
+    banded = [
+        any(r[k].finding != "no uncertainty" for _, _, r in pairs) for k in range(len(families))
+    ]
+    lines = []
+    for k, name in enumerate(families):
+        said = headline_sentence(labels, [(i, j, r[k]) for i, j, r in pairs], banded[k])
+        lines.append(f"- **{name}**: {said}." if markdown else f"- {name}: {said}.")
+    if uses_counts(lines):
+        lines += ["", HEADLINE_COUNTS]
+    rows = []
+    for i, j, r in pairs:
+        row = open_row(labels[i], labels[j], [(x.family, x, banded[k]) for k, x in enumerate(r)])
+        if row:
+            rows.append(row)
+    lines += ["", table_intro(len(rows), len(pairs))]
+    if rows:
+        lines += ["", *table_lines(rows, markdown)]
+    return lines
+
+
+def details_title(n_pairs: int) -> str:
+    """The disclosure's title over every pair's detail."""
+    return f"Each pair in detail ({_plural(n_pairs, 'pair', 'pairs')})"

@@ -29,15 +29,16 @@ body {{ font: 14px system-ui, sans-serif; margin: 24px; color: CanvasText; backg
 table.dp-condition td {{ padding: 2px 12px 2px 0; vertical-align: top; }}
 pre.dp-summary-text {{ white-space: pre-wrap; }}
 details {{ margin: 16px 0; }}
+/* The page's title names the condition: the explorer's own heading would repeat it. */
+#explorer .dp-explorer > h3 {{ display: none; }}
 </style></head>
 <body>
 <h1>{title}</h1>
-<h2>Condition</h2>
-<table class="dp-condition">{condition_rows}</table>
-<h2>Explorer</h2>
 <div id="explorer"></div>
-<h2>Summary (full domains)</h2>
-<pre class="dp-summary-text">{summary}</pre>
+<details class="dp-facts"><summary>Condition, sample sizes and settings</summary>
+<table class="dp-condition">{condition_rows}</table></details>
+<details class="dp-text"><summary>Summary of the full domains, as text</summary>
+<pre class="dp-summary-text">{summary}</pre></details>
 <details><summary>Static charts</summary>{svg}</details>
 <script type="module">
 const bundle = {bundle};

@@ -292,7 +292,9 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
             per_fam[f.name] = (
                 f"half-sample replicates ({AUTO_REPEATS})"
                 if why is None
-                else f"none: {f.name} has no per-sample influence and {why}; pass "
+                # No family name inside: the summary names the family (by its display name)
+                # and says one reason once for all the families it holds for.
+                else f"none: no per-sample influence, and {why}; pass "
                 f"n_boot={AUTO_REPEATS} for half-samples of every family"
             )
     for f in fams:
