@@ -379,11 +379,11 @@ def headline_sentence(
     ordered = [(i, j, kind) for (i, j, _), kind in zip(pairs, kinds, strict=True)
                if kind in ("dominates", "dominated")]  # fmt: skip
     if len(ordered) <= LIST_ORDERED_UP_TO:  # a few leads: each one, from the leader's side
-        said = [
+        leads = [
             f"{labels[i]} ≻ {labels[j]}" if kind == "dominates" else f"{labels[j]} ≻ {labels[i]}"
             for i, j, kind in ordered
         ]
-        return ", ".join(said) + ("; " + ", ".join(rest) if rest else "") + tail
+        return ", ".join(leads) + ("; " + ", ".join(rest) if rest else "") + tail
     ranked = [f"{_names([labels[k] for k in m])} (+{w} −{lost})" for m, w, lost in groups]
     return ", ".join(ranked) + ("; " + ", ".join(rest) if rest else "") + tail
 

@@ -540,9 +540,9 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, 
     prev = None
     full = np.zeros(n_grid, dtype=bool)  # both bounds computed at τ_k (not cut by the budget)
     desc = f"circles_large: independent sets of {n:,} points, downward over τ"
-    downward = range(len(covers) - 1, -1, -1)
+    steps = range(len(covers) - 1, -1, -1)
     downward = timed_progress(
-        downward, total=len(covers), desc=desc, enabled=progress, unit="threshold"
+        steps, total=len(covers), desc=desc, enabled=progress, unit="threshold"
     )
     for k in downward:  # downward: an independent set stays one
         if spent():  # keep the carried set, if any: still independent
