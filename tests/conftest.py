@@ -4,6 +4,8 @@ import pytest
 
 import diversity_profiles as dp
 
+from .browser import CHROMIUM, LAUNCH_ARGS
+
 #: A set label that would run script if any view rendered labels as HTML.
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -18,3 +20,14 @@ def paper_tree():
         distance="euclidean",
         n_points=20,
     )
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright: one per test module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield chromium
+        chromium.close()

@@ -13,13 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
 from diversity_profiles.display._explain_view import MAX_MEMBERS, TOP, explanation_payload
 from diversity_profiles.display._explorer import ProfileExplorer, standalone_payload
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
+from .browser import block_outside, serve, write_page
 from .conftest import XSS
 
 BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
@@ -53,14 +52,6 @@ def explained(sets):
     conv = dp.convergence(sets, sizes=[5, 10, 24], like=tree, repeats=2, show_progress=False)
     out["x/euclidean/convergence"] = xr.DataTree(conv)
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from playwright.sync_api import sync_playwright
 
 import diversity_profiles as dp
 from diversity_profiles.display._explorer import ProfileExplorer
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_page
+from .browser import block_outside, serve, write_page
 from .conftest import XSS
 
 BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
@@ -28,14 +27,6 @@ def tree():
     sets = {f"k={k}": rng.normal(size=(25, 3)) * (1 + k / 4) for k in range(5)}
     sets[XSS] = rng.normal(size=(20, 3)) * 0.7
     return dp.profiles(sets, representation="x", distance="euclidean", n_points=12)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
