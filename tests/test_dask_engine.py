@@ -413,3 +413,29 @@ def test_cli_scheduler_bad_address_is_one_line(tmp_path):
     assert run.returncode == 1
     assert "--scheduler 'no-port-here': cannot connect to a dask scheduler" in run.stderr
     assert "Traceback" not in run.stderr and not (tmp_path / "p.nc").exists()
+
+
+def _gaussian_block(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    return np.exp(-(cdist(A, B) ** 2) / 8)
+
+
+def test_vectorised_callable_runs_on_the_cluster_and_equals_numpy(client):
+    X = _data(700, d=4, seed=3)
+    with distributed.get_task_stream(client) as stream:
+        tree = dp.profiles(
+            {"x": X},
+            representation="rbf",
+            distance="precomputed",
+            similarities=dp.pairwise(_gaussian_block, vectorised=True),
+            families=["vendi"],
+            domains={"vendi": [1.0]},
+        )
+    assert any("_vectorised_rows" in str(task["key"]) for task in stream.data)
+    node = tree["rbf/precomputed"]
+    on = node.attrs["similarity_callable_evaluated_on"]
+    assert on.startswith(f"dask.distributed cluster ({client.scheduler.address})"), on
+    # Reference: exp(Shannon entropy) of the eigenvalues of K / n, K built by scipy directly.
+    lam = np.clip(np.linalg.eigvalsh(np.exp(-(cdist(X, X) ** 2) / 8) / len(X)), 0, None)
+    lam = lam[lam > 0]
+    ref = np.exp(-np.sum(lam * np.log(lam)))
+    assert float(node["vendi"].sel(set="x", q=1.0)) == pytest.approx(ref, rel=1e-9)

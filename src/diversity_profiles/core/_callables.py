@@ -131,9 +131,9 @@ def pairwise(
         Processes evaluating a pairwise ``func`` (``-1``: one per CPU). Processes are
         forked where the platform allows it (Linux), so lambdas and functions defined in
         a notebook work; elsewhere ``func`` must pickle. While a ``dask.distributed``
-        client is active, a pairwise ``func`` runs as row-block tasks on its cluster
-        instead (``n_jobs`` is then not used). A vectorised ``func`` runs in this process
-        (numpy uses its own threads).
+        client is active, ``func`` (pairwise or vectorised) runs as row-block tasks on
+        its cluster instead (``n_jobs`` is then not used). Without one, a vectorised
+        ``func`` runs in this process (numpy uses its own threads).
     normalize : bool, default False
         For a similarity: divide ``K`` by ``sqrt(outer(diag(K), diag(K)))`` so that each
         object is fully similar to itself (vendi-score's ``normalize=True``). Without it

@@ -11,7 +11,9 @@ lower triangle itself is never evaluated.
 
 A pairwise callable runs where the user asks: in this process, in ``n_jobs`` worker
 processes, or, while a ``dask.distributed`` client is active, as row-block tasks on its
-cluster (the objects sent to every worker once); :func:`evaluated_on` says which.
+cluster (the objects sent to every worker once); :func:`evaluated_on` says which. A
+vectorised callable runs its blocks in this process (numpy's own threads do the work) or,
+with an active client, as the same row-block tasks on the cluster.
 """
 
 from __future__ import annotations
@@ -122,11 +124,11 @@ def evaluated_on(pw: Pairwise) -> str:
     >>> evaluated_on(Pairwise(abs)), evaluated_on(Pairwise(abs, n_jobs=2))
     ('this process', '2 processes')
     """
-    if pw.vectorised:
-        return "this process (vectorised blocks)"
     client = active_client()
     if client is not None:
         return f"dask.distributed cluster ({client.scheduler.address}), row-block tasks"
+    if pw.vectorised:
+        return "this process (vectorised blocks)"
     jobs = (os.cpu_count() or 1) if pw.n_jobs == -1 else pw.n_jobs
     return "this process" if jobs == 1 else f"{jobs} processes"
 
@@ -135,8 +137,13 @@ def _cluster_rows(func, objects, start: int, stop: int) -> np.ndarray:
     return _pairwise_rows(func, objects, start, stop)
 
 
-def _on_cluster(client, pw: Pairwise, objects, bounds, where: str):
-    """(bounds, block) of each row block, computed as tasks on the client's workers (in
+def _vectorised_rows(func, objects, start: int, stop: int) -> Any:
+    """Rows [start, stop) of a vectorised callable against columns start..n."""
+    return func(_take(objects, range(start, stop)), _take(objects, range(start, len(objects))))
+
+
+def _on_cluster(client, pw: Pairwise, objects, bounds, where: str, task=_cluster_rows):
+    """(bounds, block) of each row block, computed as ``task`` on the client's workers (in
     order, so the progress bar moves evenly), or None when ``pw.func`` cannot be sent."""
     import cloudpickle  # a dependency of dask: what the client sends functions with
 
@@ -153,7 +160,7 @@ def _on_cluster(client, pw: Pairwise, objects, bounds, where: str):
     # Wrapped in a list: one future for the whole set (a bare list scatters per element).
     [handle] = client.scatter([objects], broadcast=True, hash=False)
     futures = [
-        client.submit(_cluster_rows, pw.func, handle, a, b, pure=False, priority=-k)
+        client.submit(task, pw.func, handle, a, b, pure=False, priority=-k)
         for k, (a, b) in enumerate(bounds)
     ]
     return ((b, f.result()) for b, f in zip(bounds, futures, strict=True))
@@ -433,9 +440,21 @@ def _fill_vectorised(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
     bounds = [(a, min(a + rows, n)) for a in range(0, n, rows)]
     total = n * (n + 1) / 2
 
+    desc = f"{arg} blocks of {where}"
+    client = active_client() if n > 1 else None
+    # On a cluster the blocks are tasks on the workers; each returns its block as computed
+    # and is checked here, as in this process.
+    sent = None
+    if client is not None:
+        sent = _on_cluster(client, pw, objects, bounds, f"{func} ({arg})", _vectorised_rows)
+        if sent is not None:
+            desc += f" (dask, {len(client.scheduler_info().get('workers', {}))} workers)"
+
     def blocks():
-        for a, b in bounds:
-            block = pw.func(_take(objects, range(a, b)), _take(objects, range(a, n)))
+        computed = sent if sent is not None else (
+            ((a, b), _vectorised_rows(pw.func, objects, a, b)) for a, b in bounds
+        )
+        for (a, b), block in computed:
             yield (a, b), _as_block(block, b - a, n - a, arg, func)
 
     def place(block: np.ndarray, a: int, b: int) -> None:
@@ -448,7 +467,7 @@ def _fill_vectorised(M, objects, pw: Pairwise, kind, arg, func, where) -> None:
         _check_symmetric_block(block[:, : b - a], a, arg, func, where, objects)
         M[a:b, a:] = block
 
-    _run_blocks(blocks(), bounds, pw, place, total, f"{arg} blocks of {where}")
+    _run_blocks(blocks(), bounds, pw, place, total, desc)
     _mirror(M, bounds)
 
 
