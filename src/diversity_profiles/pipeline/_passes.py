@@ -9,8 +9,15 @@ from its registry entry (``Cost``), never from its name.
 
 from __future__ import annotations
 
-from ..core import plan_work
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ..core import human_bytes, plan_work
 from ..engines import LogDistanceHistogram, iter_distance_blocks
+from ..large import SOLVERS
 from ._condition import BLOCK, Condition, PreparedSet
 from ._plan import Plan
 from ._registry import Family
@@ -108,3 +115,121 @@ def check_pass_time(
             + " (families=...)"
         ),
     )
+
+
+#: The large-n solvers are timed on random subsets of half and all of this many samples;
+#: the two times give the exponent p of n (clipped to [1, 2]: their products are passes over
+#: the pairs, their set-up linear in n) and the estimate is t(m) (n / m)^p per set.
+SOLVER_PROBE_N = 1500
+#: Sets smaller than this many probes are not probed: their solvers take seconds.
+SOLVER_PROBE_MIN_RATIO = 4
+#: Calls estimated to take longer than this print their plan (seconds).
+PRINT_PLAN_AFTER_S = 30.0
+
+
+def _probe_subset(cond: Condition, item: PreparedSet, size: int) -> PreparedSet:
+    rng = np.random.default_rng([cond.seed, item.n, 5])
+    sub = item.subset(np.sort(rng.choice(item.n, size, replace=False)))
+    return replace(sub, distributed=False, device=None)
+
+
+def _timed_run(cond: Condition, plan: Plan, fam: Family, item: PreparedSet) -> float:
+    start = time.perf_counter()
+    fam.evaluate(cond, plan, item, plan.grids[fam.name])
+    return time.perf_counter() - start
+
+
+def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str, float]:
+    """family -> estimated seconds of its large-n solver over all sets of ``cond``.
+
+    Each large-n family is run on the plan's grid on random subsets of ``m / 2`` and
+    ``m`` = :data:`SOLVER_PROBE_N` samples of the largest set; the two times give the
+    growth exponent ``p`` (clipped to [1, 2]) and each set of n samples is estimated at
+    ``t(m) (n / m)^p``. A time budget bounds each solver run (set and family) and so the
+    estimate. Sets on dask workers or a torch device, and sets too small to be worth a
+    probe, are not estimated. An estimate, not a bound (``benchmarks/large_n.py`` records
+    estimate and time side by side).
+    """
+    local = [s for s in cond.sets if s.embeddings is not None and not s.distributed
+             and s.device is None]  # fmt: skip
+    if not local:
+        return {}
+    biggest = max(local, key=lambda s: s.n)
+    # Families whose own solver runs here (the others' large-n passes are probed above).
+    large = [
+        f for f in fams
+        if plan.large(f.name) and f.name in plan.grids and f.name in SOLVERS
+        and SOLVERS[f.name].applies(biggest.distance, cond.kernel)
+    ]  # fmt: skip
+    if not large:
+        return {}
+    m = SOLVER_PROBE_N
+    if biggest.n < SOLVER_PROBE_MIN_RATIO * m:
+        return {}
+    full, half = _probe_subset(cond, biggest, m), _probe_subset(cond, biggest, m // 2)
+    quiet = replace(plan, time_budget=None)  # the probes are never cut short
+    out: dict[str, float] = {}
+    for fam in large:
+        t_half, t_full = _timed_run(cond, quiet, fam, half), _timed_run(cond, quiet, fam, full)
+        p = float(np.clip(np.log2(max(t_full, 1e-9) / max(t_half, 1e-9)), 1.0, 2.0))
+        per_set = [t_full * (s.n / m) ** p for s in local]
+        if plan.time_budget is not None:
+            per_set = [min(t, plan.time_budget) for t in per_set]
+        out[fam.name] = float(sum(per_set))
+    return out
+
+
+def describe_estimate(cond: Condition, seconds: dict[str, float], memory: dict[str, float]) -> str:
+    """The plan as a user reads it before a long run: per family, peak memory and time."""
+    n = max(s.n for s in cond.sets)
+    lines = [
+        f"{FUNC}: plan for {cond.representation}/{cond.distance} "
+        f"({len(cond.sets)} set{'s' * (len(cond.sets) > 1)}, largest n = {n:,}); times estimated from a timed run on "
+        f"{SOLVER_PROBE_N // 2:,} and {SOLVER_PROBE_N:,} samples, extrapolated in n:"
+    ]
+    for name, secs in seconds.items():
+        peak = f"peak {human_bytes(memory[name])}, " if name in memory else ""
+        lines.append(f"  {name}: large-n method, {peak}about {_duration(secs)}")
+    lines.append(f"  total: about {_duration(sum(seconds.values()))}")
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    """>>> _duration(42.0), _duration(600.0), _duration(7200.0)
+    ('42 s', '10 min', '2.0 h')
+    """
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200 - 1:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def check_solver_time(
+    cond: Condition,
+    plan: Plan,
+    fams: list[Family],
+    max_seconds: float | None,
+    memory: dict[str, float] | None = None,
+) -> dict[str, float]:
+    """Estimate the large-n solvers' time up front; print the plan when the run is long;
+    refuse, with the plan, what exceeds ``max_seconds``. Returns the estimates."""
+    seconds = solver_seconds(cond, plan, fams)
+    total = sum(seconds.values())
+    if not seconds:
+        return seconds
+    text = describe_estimate(cond, seconds, memory or {})
+    if max_seconds is not None and total > max_seconds:
+        budget = "" if plan.time_budget is not None else (
+            "pass time_budget=<seconds per set and family> to cut each solver short "
+            "(wider certified bounds), "
+        )  # fmt: skip
+        raise ValueError(
+            f"{text}\nThat is more than max_seconds={max_seconds:g}. Subsample the sets, "
+            f"leave out {', '.join(map(repr, sorted(seconds, key=lambda k: -seconds[k])))} "
+            f"(families=...), {budget}or pass a larger max_seconds (None: no limit) to run "
+            f"it anyway."
+        )
+    if total > PRINT_PLAN_AFTER_S:
+        print(text, file=sys.stderr, flush=True)
+    return seconds

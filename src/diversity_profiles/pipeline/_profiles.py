@@ -10,6 +10,7 @@ strings and numbers only, so the tree round-trips through netCDF and zarr.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from ..core import (
 from ..engines import median_bandwidth
 from ._condition import Condition
 from ._large import engine
-from ._passes import check_pass_time
+from ._passes import check_pass_time, check_solver_time
 from ._plan import Plan
 from ._registry import FAMILIES, Family
 from ._resampling import HALF_SAMPLE_METHOD, MULTIPLIER_METHOD
@@ -457,7 +458,8 @@ def _routes(
     from ..core import available_memory_bytes
 
     memory_limit = planning.solver_memory(available_memory_bytes())
-    return {f: r.method for f, r in routes.items()}, memory_limit
+    peaks = {f: r.nbytes for f, r in routes.items()}
+    return {f: r.method for f, r in routes.items()}, memory_limit, peaks
 
 
 def check_n_points(value, name: str, func: str, *, low: int = 5, have: int = 0) -> int:
@@ -497,9 +499,10 @@ def build_plan(
     n_points: int,
     accuracy: float | None = None,
     time_budget: float | None = None,
-) -> Plan:
-    """The decisions of one call, before its grids: routes, budgets and bandwidth."""
-    routes, memory_limit = _routes(cond, fams, method, unc, n_points)
+) -> tuple[Plan, dict[str, float]]:
+    """The decisions of one call, before its grids: routes, budgets and bandwidth; and
+    the planned peak bytes of each family (for the plan a long run prints)."""
+    routes, memory_limit, peaks = _routes(cond, fams, method, unc, n_points)
     # before any pass runs (the bandwidth's median and the grids take theirs from them)
     check_pass_time(cond, Plan(routes), fams, unc.max_seconds)
     if accuracy is not None:
@@ -509,7 +512,7 @@ def build_plan(
     bandwidth, how = None, ""
     if cond.kernel == "gaussian" and any(f.uses_kernel for f in fams):
         bandwidth, how = plan_bandwidth(cond, routes)
-    return Plan(routes, {}, bandwidth, how, accuracy, time_budget, memory_limit)
+    return Plan(routes, {}, bandwidth, how, accuracy, time_budget, memory_limit), peaks
 
 
 def profile_condition(
@@ -526,11 +529,18 @@ def profile_condition(
     """The one-node tree of ``cond``'s profiles under a plan built for this call alone."""
     import xarray as xr
 
-    plan = build_plan(cond, fams, method, unc, n_points, accuracy, time_budget)
+    plan, peaks = build_plan(cond, fams, method, unc, n_points, accuracy, time_budget)
     grids = condition_grids(cond, plan, fams, domains, n_points)
     plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
+    # The solvers' time, estimated once the grids are known (printed when long, refused
+    # beyond max_seconds, recorded in the node).
+    estimates = check_solver_time(cond, plan, fams, unc.max_seconds, peaks)
     ds = _build_dataset(cond, plan, fams, {name: how for name, (_, how) in grids.items()}, unc)
     ds.attrs.update(details)
+    if estimates:
+        ds.attrs["solver_seconds_estimated"] = json.dumps(
+            {name: round(secs, 1) for name, secs in estimates.items()}
+        )
     for eng in dict.fromkeys(engine(item) for item in cond.sets):  # where the passes ran
         ds.attrs.update(eng.provenance())
     return xr.DataTree.from_dict({f"{cond.representation}/{cond.distance}": ds})

@@ -1,0 +1,57 @@
+"""The large-n solvers' time, estimated up front: printed with the memory plan for a long
+run, recorded in the node, and a run beyond ``max_seconds`` refused before any solver runs."""
+
+import json
+
+import numpy as np
+import pytest
+
+import diversity_profiles as dp
+from diversity_profiles.pipeline import _passes
+
+
+def _set(n: int, d: int = 2, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)) + rng.integers(0, 4, size=(n, 1)) * 3.0
+
+
+def test_a_run_beyond_max_seconds_is_refused_with_the_plan():
+    # 6,000 samples: the streamed passes take seconds (they fit), the Lanczos steps of
+    # the large-n Vendi solver minutes (measured 102 s on 2 cores, estimated 177 s).
+    with pytest.raises(ValueError) as err:
+        dp.profiles({"a": _set(6000)}, representation="x", distance="euclidean",
+                    families=["vendi"], method="large", max_seconds=30)  # fmt: skip
+    text = str(err.value)
+    assert "plan for x/euclidean (1 set, largest n = 6,000)" in text
+    assert "vendi: large-n method, peak" in text
+    assert "more than max_seconds=30" in text and "time_budget=" in text
+
+
+def test_a_long_run_prints_its_plan_and_records_the_estimate(monkeypatch, capsys):
+    # Probes of 50 and 100 samples and a print threshold of 0 s make a small run "long".
+    monkeypatch.setattr(_passes, "SOLVER_PROBE_N", 100)
+    monkeypatch.setattr(_passes, "PRINT_PLAN_AFTER_S", 0.0)
+    tree = dp.profiles({"a": _set(500), "b": _set(450, seed=1)}, representation="x",
+                       distance="euclidean", families=["magnitude", "energy"],
+                       method="large", n_boot=0)  # fmt: skip
+    err = capsys.readouterr().err
+    assert "plan for x/euclidean (2 sets, largest n = 500)" in err
+    assert "magnitude: large-n method, peak" in err and "total: about" in err
+    recorded = json.loads(tree["x/euclidean"].attrs["solver_seconds_estimated"])
+    assert set(recorded) == {"magnitude"}  # energy streams its exact value: no solver
+    assert recorded["magnitude"] > 0
+
+
+def test_small_sets_are_not_probed():
+    tree = dp.profiles({"a": _set(300)}, representation="x", distance="euclidean",
+                       families=["magnitude"], method="large", n_boot=0)  # fmt: skip
+    assert "solver_seconds_estimated" not in tree["x/euclidean"].attrs
+
+
+def test_a_time_budget_bounds_the_estimate(monkeypatch):
+    monkeypatch.setattr(_passes, "SOLVER_PROBE_N", 100)
+    tree = dp.profiles({"a": _set(800)}, representation="x", distance="euclidean",
+                       families=["magnitude"], method="large", n_boot=0,
+                       time_budget=1e-3)  # fmt: skip
+    recorded = json.loads(tree["x/euclidean"].attrs["solver_seconds_estimated"])
+    assert recorded["magnitude"] <= 1e-3
