@@ -33,19 +33,45 @@ def test_subset_standard_errors_match_the_whole_sets(trees):
         assert np.all(np.abs(ratio.values - 1) < 0.1), (fam, ratio.values)
 
 
-def test_vendi_and_magnitude_say_they_have_no_uncertainty_on_large_n(pair):
+def test_magnitude_says_it_has_no_uncertainty_on_large_n(pair):
     tree = dp.profiles(
         pair,
         representation="x",
         distance="euclidean",
-        families=["vendi", "magnitude"],
+        families=["magnitude"],
         n_points=5,
         method="large",
         time_budget=5,
     )
     attrs = tree["x/euclidean"].attrs
-    for fam in ("vendi", "magnitude"):
-        assert attrs[f"uncertainty_{fam}"].startswith("none: large-n method")
+    assert attrs["uncertainty_magnitude"].startswith("none: large-n method")
+
+
+def test_large_n_vendi_subsample_spread_matches_the_exact_influences(pair):
+    """Gaussian Vendi on its large-n method gets replicates of the exact method on 750
+    samples (n/4), scaled to n; the exact path's delta-method/jackknife spread at n (checked
+    against the spread over independent draws in test_findings.py) is the reference."""
+    q = {"vendi": [0.5, 1.0, 2.0, 5.0]}
+    kw = dict(representation="x", distance="euclidean", families=["vendi"], domains=q)
+    large = dp.profiles(pair, method="large", **kw)["x/euclidean"].ds
+    exact = dp.profiles(pair, method="exact", **kw)["x/euclidean"].ds
+    assert large.attrs["uncertainty_vendi"] == (
+        "subsample replicates (30, exact method on 750 samples)"
+    )
+    assert large["vendi_boot"].attrs["kind"] == "subsample"
+    assert large["subsample_size"].values.tolist() == [750, 750]
+    # The replicates' spread, centred and scaled to n like compare does (sqrt(m/(n-m)) g).
+    m, n = 750, N
+    reps = large["vendi_boot"]
+    g = (large["vendi"] / reps.mean("boot")).clip(1, n / m)
+    sd_large = np.sqrt(m / (n - m)) * g * reps.std("boot")
+    ratio = sd_large / exact["vendi_boot"].std("draw")
+    assert np.all((ratio.values > 0.5) & (ratio.values < 2.0)), ratio.values
+    # The bands hold the estimate, and compare reads them: a finding or "not distinguishable".
+    assert np.all(large["vendi_ci_lower"] <= large["vendi"])
+    assert np.all(large["vendi"] <= large["vendi_ci_upper"])
+    finding = dp.compare(dp.profiles(pair, method="large", **kw))["x/euclidean"].finding
+    assert str(finding.sel(set_a="A", set_b="B", family="vendi").values) != "no uncertainty"
 
 
 def test_wide_brackets_take_a_finding_away(trees):

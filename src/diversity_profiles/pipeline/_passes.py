@@ -181,10 +181,10 @@ def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str,
 
 def describe_estimate(cond: Condition, seconds: dict[str, float], memory: dict[str, float]) -> str:
     """The plan as a user reads it before a long run: per family, peak memory and time."""
-    n = max(s.n for s in cond.sets)
+    n, k = max(s.n for s in cond.sets), len(cond.sets)
     lines = [
         f"{FUNC}: plan for {cond.representation}/{cond.distance} "
-        f"({len(cond.sets)} set{'s' * (len(cond.sets) > 1)}, largest n = {n:,}); times estimated from a timed run on "
+        f"({k} set{'s' * (k > 1)}, largest n = {n:,}); times estimated from timed runs on "
         f"{SOLVER_PROBE_N // 2:,} and {SOLVER_PROBE_N:,} samples, extrapolated in n:"
     ]
     for name, secs in seconds.items():

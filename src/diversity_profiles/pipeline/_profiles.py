@@ -32,7 +32,7 @@ from ._large import engine
 from ._passes import check_pass_time, check_solver_time
 from ._plan import Plan
 from ._registry import FAMILIES, Family
-from ._resampling import HALF_SAMPLE_METHOD, MULTIPLIER_METHOD
+from ._resampling import HALF_SAMPLE_METHOD, LARGE_SUBSAMPLE_METHOD, MULTIPLIER_METHOD
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -161,10 +161,37 @@ def _store_half_samples(
         _store_replicates(data_vars, var, fam, unc.ci, values, lower, upper, "half-sample")
 
 
+def _store_large_subsamples(
+    cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, repeats, show
+):
+    """Replicates of large-n ``fams`` by their exact methods on subsets of m samples:
+    bands scaled to each set's n, and the sizes m (which compare reads for the scale)."""
+    from . import _resampling as resampling
+
+    reps = resampling.large_subsamples(cond, plan, fams, repeats, unc.seed, show=show)
+    full = np.array([item.n for item in cond.sets])
+    m = np.array([resampling.large_subsample_size(int(n)) for n in full])
+    scales = np.array(
+        [resampling.subsample_scale(int(n), int(k)) for n, k in zip(full, m, strict=True)]
+    )
+    data_vars["subsample_size"] = (
+        ("set",),
+        m,
+        {"role": "replicate size m", "scale": "sqrt(m / (n - m)), n = n_samples"},
+    )
+    for var, values in reps.items():
+        if var not in estimates:
+            continue
+        est, _, fam = estimates[var]
+        lower, upper = resampling.bands(est, values, unc.ci, scales, full / m)
+        _store_replicates(data_vars, var, fam, unc.ci, values, lower, upper, "subsample")
+
+
 #: Per kind of replicate: its dimension and how it was made (the variables' attributes).
 REPLICATE_KINDS = {
     "half-sample": ("boot", HALF_SAMPLE_METHOD),
     "multiplier": ("draw", MULTIPLIER_METHOD),
+    "subsample": ("boot", LARGE_SUBSAMPLE_METHOD),
 }
 
 
@@ -298,6 +325,25 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
                 else f"none: no per-sample influence, and {why}; pass "
                 f"n_boot={AUTO_REPEATS} for half-samples of every family"
             )
+    sub = [
+        f for f in fams
+        if f.bootstrapped and f.name not in covered and plan.large(f.name)
+        and f.subsample_when_large and unc.common_n is None
+    ]  # fmt: skip
+    if sub:
+        R = resampling.LARGE_SUBSAMPLE_REPEATS
+        show = max(item.n for item in cond.sets) >= 4000
+        _store_large_subsamples(cond, plan, sub, estimates, unc, data_vars, R, show)
+        m = sorted({resampling.large_subsample_size(item.n) for item in cond.sets})
+        for f in sub:
+            per_fam[f.name] = (
+                f"subsample replicates ({R}, exact method on {'/'.join(map(str, m))} samples)"
+            )
+        methods = notes.get("ci_method", "")
+        notes["ci_method"] = "; ".join(
+            x for x in (methods or (MULTIPLIER_METHOD if covered else ""),
+                        resampling.LARGE_SUBSAMPLE_METHOD) if x
+        )  # fmt: skip
     for f in fams:
         if f.name not in per_fam and f.bootstrapped:
             per_fam[f.name] = "none: large-n method; its bounds are about this sample only"
@@ -415,7 +461,7 @@ def node_bandwidth(cond: Condition, attrs: Mapping) -> float | None:
 
 def _routes(
     cond: Condition, fams: list[Family], method, unc: Uncertainty, n_points: int
-) -> tuple[dict, float]:
+) -> tuple[dict, float, dict[str, float]]:
     """family -> "exact" or "large", checked against the memory available (see planning),
     and the bytes a large-n solver may hold."""
     from . import _planning as planning

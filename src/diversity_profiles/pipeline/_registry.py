@@ -119,6 +119,13 @@ class Family:
     #: subset's standard errors are 0.97-1.05 of the whole set's. Vendi's and magnitude's
     #: were 0.3-0.8 and 0.5-3 (their values grow with n): they get none there.
     influence_from_subset: bool = False
+    #: On its large-n method (and without influences there), its sampling band comes from
+    #: replicates of the exact method on random subsets of m samples, the spread scaled to n
+    #: (pipeline/_resampling.py, :func:`large_subsamples`). Only where measured to hold:
+    #: Vendi's standard errors came out 0.79-1.53 of the spread over 30 independent draws
+    #: at n = 1,200, m = 300 and 0.73-1.53 at n = 2,400, m = 240 (lowest at q = 0.1);
+    #: magnitude's were 0.25-0.5 at large scales (benchmarks/large_n_vendi_spread.py).
+    subsample_when_large: bool = False
     uses_kernel: bool = False  # reads the condition's similarity: kernel/bandwidth recorded
     #: Replicates slice each set's distance matrix (formed once before resampling).
     slices_distances: bool = False
@@ -546,6 +553,7 @@ FAMILIES: dict[str, Family] = {
             allow_inf=True,
             uses_kernel=True,
             influence=_vendi_influence,
+            subsample_when_large=True,
         ),
         Family(  # Leinster–Cobbold: its module is families/_similarity_diversity.py
             "similarity_diversity",

@@ -172,6 +172,45 @@ def subsamples(
     return _replicates(cond, plan, fams, draw, repeats, seed + 7919, show)
 
 
+#: The subsets of a large-n family's replicates (:func:`large_subsamples`): this many
+#: samples (at most a quarter of the set), this many replicates per set. The exact method on
+#: 1,000 samples takes about 0.3 s for Vendi: 30 replicates cost seconds per set, against
+#: a minute for its large-n method on 10,000.
+LARGE_SUBSAMPLE_N, LARGE_SUBSAMPLE_REPEATS = 1000, 30
+#: How those replicates are made, as recorded on their variables.
+LARGE_SUBSAMPLE_METHOD = (
+    "subsampling without replacement, m = 1000 (at most n/4), exact method on each subset, "
+    "scaled by sqrt(m/(n-m))"
+)
+
+
+def large_subsample_size(n: int) -> int:
+    """m of :func:`large_subsamples` for a set of n samples.
+
+    >>> large_subsample_size(10_000), large_subsample_size(2_400)
+    (1000, 600)
+    """
+    return max(1, min(LARGE_SUBSAMPLE_N, n // 4))
+
+
+def large_subsamples(
+    cond: Condition, plan: Plan, fams: list[Family], repeats: int, seed: int, show: bool = False
+) -> dict[str, np.ndarray]:
+    """Replicates of ``fams`` by their exact methods on random subsets of
+    :func:`large_subsample_size` samples of each set (the large-n method's bounds are about
+    this sample; these are about the samples' source)."""
+    exact = replace(plan, routes={**plan.routes, **{f.name: "exact" for f in fams}})
+
+    def draw(rng, item):
+        size = large_subsample_size(item.n)
+        sub = item.subset(np.sort(rng.choice(item.n, size, replace=False)))
+        if sub.embeddings is not None and not isinstance(sub.embeddings, np.ndarray):
+            sub = replace(sub, embeddings=np.asarray(sub.embeddings, dtype=np.float64))
+        return replace(sub, distributed=False, device=None)
+
+    return _replicates(cond, exact, fams, draw, repeats, seed + 104729, show)
+
+
 def bands(
     estimate: np.ndarray, replicates: np.ndarray, ci: float, scales: np.ndarray, caps: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
