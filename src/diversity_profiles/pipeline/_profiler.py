@@ -145,7 +145,7 @@ class Profiler:
         *,
         families: Sequence[str] | str | None = None,
         domains: Mapping[str, object] | None = None,
-        n_points: int = 100,
+        n_points: int | str = "auto",
         n_boot: int | str = "auto",
         ci: float = 0.95,
         common_n: int | str | None = None,

@@ -123,6 +123,12 @@ class Family:
     #: Replicates slice each set's distance matrix (formed once before resampling).
     slices_distances: bool = False
     default: bool = True  # computed when profiles() is called without families=
+    #: One set's values at any grid, with the work shared by every grid done once (e.g.
+    #: Vendi's eigenvalues), for the rounds of an adaptive grid (``._adaptive``); None:
+    #: each round calls ``evaluate``. Used on the exact method only.
+    evaluator: Callable[[Condition, Plan, PreparedSet], Callable[[np.ndarray], Result]] | None = (
+        None
+    )
 
     @property
     def long_name(self) -> str:
@@ -171,11 +177,24 @@ def _q_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, s
 def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Result:
     if plan.large("vendi") and cond.kernel != "cosine similarity":
         return large.vendi(cond, plan, item, qs)
+    return _vendi_evaluator(cond, plan, item)(qs)
+
+
+def _vendi_evaluator(
+    cond: Condition, plan: Plan, item: PreparedSet
+) -> Callable[[np.ndarray], Result]:
+    """Vendi at any orders from one eigendecomposition of the set's kernel (exact method)."""
+    from ..families import vendi_from_spectrum
+
+    lam = _vendi_spectrum(cond, plan, item)
+    return lambda qs: {"vendi": (vendi_from_spectrum(lam, qs), {})}
+
+
+def _vendi_spectrum(cond: Condition, plan: Plan, item: PreparedSet) -> np.ndarray:
     from ..families import (
         clean_spectrum,
         dual_kernel_spectrum,
         spectrum_of_kernel,
-        vendi_from_spectrum,
     )
 
     p = None if item.weights is None else item.weights / item.weights.sum()
@@ -201,7 +220,7 @@ def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Re
             f"when the distance is Euclidean; pass similarities={{label: K, ...}} (or a similarity "
             f"callable) with a PSD kernel for Vendi, or leave 'vendi' out of families."
         ) from None
-    return {"vendi": (vendi_from_spectrum(lam, qs), {})}
+    return lam
 
 
 # --- Magnitude -------------------------------------------------------------
@@ -546,6 +565,7 @@ FAMILIES: dict[str, Family] = {
             allow_inf=True,
             uses_kernel=True,
             influence=_vendi_influence,
+            evaluator=_vendi_evaluator,
         ),
         Family(  # Leinster–Cobbold: its module is families/_similarity_diversity.py
             "similarity_diversity",
