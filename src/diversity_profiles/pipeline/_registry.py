@@ -430,13 +430,16 @@ def _influence_allowed(plan: Plan, item: PreparedSet, family: str) -> bool:
 
 def _on_subgrid(fn: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> np.ndarray:
     """``fn`` (grid -> n × grid) on at most INFLUENCE_POINTS of a positive log grid,
-    interpolated linearly in log θ to the others."""
+    interpolated linearly in log θ to the others. The points are the nearest to even steps
+    of log θ (an adaptive grid is dense where curves bend or cross, not everywhere)."""
     grid = np.asarray(grid, dtype=np.float64)
     if grid.size <= INFLUENCE_POINTS:
         return fn(grid)
-    picks = np.unique(np.linspace(0, grid.size - 1, INFLUENCE_POINTS).round().astype(int))
+    u = np.log(grid)
+    steps = np.linspace(u[0], u[-1], INFLUENCE_POINTS)
+    picks = np.unique(np.abs(u[:, None] - steps[None, :]).argmin(axis=0))
     sub = fn(grid[picks])
-    u, u_sub = np.log(grid), np.log(grid[picks])
+    u_sub = u[picks]
     return np.stack([np.interp(u, u_sub, row) for row in sub])
 
 
