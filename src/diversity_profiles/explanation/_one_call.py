@@ -85,7 +85,7 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
     n_points : "auto" or int, default "auto"
         ``"auto"``: adaptive grids. Each default domain and ``(low, high)`` range is
         evaluated on 25 points, then points are added, the same for every set, where
-        the curves bend (linear interpolation off by more than a tenth of the family's
+        the curves bend (linear interpolation off by more than half the family's
         margin) and where two sets' order changes (the crossing bracketed to 1e-5 on
         log θ, or of the range on a linear axis), at most 100 per family; the
         coordinate's ``domain`` attribute says how many of each (e.g. ``adaptive: 25

@@ -46,7 +46,7 @@ MAX_POINTS = 100
 #: Width of a bracketed crossing on the axis coordinate (log θ, or θ / domain width).
 CROSSING_TOL = 1e-5
 #: Share of the family's margin that linear interpolation between two points may be off by.
-BEND_SHARE = 0.1
+BEND_SHARE = 0.5
 #: Rounds of refinement at most (each evaluates every set once at the round's new points).
 MAX_ROUNDS = 16
 #: Fixed grid of a family on its large-n method when n_points is "auto".
@@ -115,11 +115,7 @@ def crossing_points(
     open_ = np.isfinite(width) & (width > tol)
     for ia, ib in combinations(range(values.shape[0]), 2):
         s = _signs(values[ia], values[ib])
-        si, sj = s[:-1], s[1:]
-        with np.errstate(invalid="ignore"):
-            change = (si != sj) if step else (si * sj < 0)
-        change &= np.isfinite(si) & np.isfinite(sj) & open_
-        for i in np.flatnonzero(change):
+        for i in np.flatnonzero(_order_changes(s, step) & open_):
             lo, hi = u[i], u[i + 1]
             out.append(0.5 * (lo + hi))
             if step:
@@ -129,6 +125,21 @@ def crossing_points(
             x = lo + di / (di - dj) * (hi - lo)
             for p in (x - tol / 2, x + tol / 2):
                 out.append(float(np.clip(p, lo + tol / 4, hi - tol / 4)))
+    return out
+
+
+def _order_changes(s: np.ndarray, step: bool) -> np.ndarray:
+    """Intervals (i, i + 1) that bracket a change of the leading set, as the verdict reads it:
+    between neighbours of opposite sign; for a step function also the two ends of a tied run
+    between opposite signs (the verdict's crossing is that run's middle)."""
+    with np.errstate(invalid="ignore"):
+        out = s[:-1] * s[1:] < 0
+    if step:
+        nonzero = np.flatnonzero(np.isfinite(s) & (s != 0))
+        i, j = nonzero[:-1], nonzero[1:]
+        run = (s[i] != s[j]) & (j > i + 1)
+        out[i[run]] = True  # the run's first point is bracketed from below ...
+        out[j[run] - 1] = True  # ... and its last from above
     return out
 
 

@@ -584,10 +584,10 @@ def profile_condition(
     # Refined before any band is computed, so bands and replicates cover the final grid.
     evaluated = {}
     for fam in adaptive_families(plan, fams, domains, n_points):
-        grid, per_set, how = adaptive.refine(fam, cond, plan, *grids[fam.name])
-        grids[fam.name], evaluated[fam.name] = (grid, how), per_set
+        grid, per_set, text = adaptive.refine(fam, cond, plan, *grids[fam.name])
+        grids[fam.name], evaluated[fam.name] = (grid, text), per_set
     plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
-    how = {name: how for name, (_, how) in grids.items()}
+    how = {name: text for name, (_, text) in grids.items()}
     ds = _build_dataset(cond, plan, fams, how, unc, evaluated)
     ds.attrs.update(details)
     for eng in dict.fromkeys(engine(item) for item in cond.sets):  # where the passes ran
