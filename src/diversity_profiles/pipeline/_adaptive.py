@@ -243,7 +243,10 @@ def refine(
         f"crossing points, {tolerance_text(fam)}"
     )
     if margin is not None and not fam.rule.step:
-        text += f", interpolation within {BEND_SHARE:g} of the {margin:g} margin"
+        text += (
+            f", linear interpolation within {BEND_SHARE:g} x the {margin:g} relative margin "
+            f"(estimated from divided differences)"
+        )
     if capped:
         text += f" (stopped at the cap of {MAX_POINTS} points)"
     return grid, results, text
