@@ -185,3 +185,14 @@ def test_a_large_n_family_keeps_a_fixed_grid_and_says_so():
 def test_n_points_must_be_auto_or_an_int():
     with pytest.raises(ValueError, match=r"'n_points' argument of profiles must be 'auto'"):
         dp.profiles(QUICK, **KW, n_points="many")
+
+
+def test_extending_an_adaptive_grid_continues_its_mean_log_spacing():
+    profiler = dp.Profiler(QUICK, **KW)
+    tree = profiler.profiles(families="magnitude", n_boot=0)
+    t = tree["line/euclidean"].t.values
+    longer = profiler.extend(tree, "magnitude", "high", points=2)["line/euclidean"].to_dataset()
+    step = np.exp(np.log(t[-1] / t[0]) / (t.size - 1))
+    np.testing.assert_allclose(longer.t.values[-2:], t[-1] * step ** np.arange(1, 3), rtol=1e-12)
+    ref = [float(_magnitude_line(_line(QUICK)["A"], x)) for x in longer.t.values[-2:]]
+    np.testing.assert_allclose(longer.magnitude.values[0, -2:], ref, rtol=1e-10)

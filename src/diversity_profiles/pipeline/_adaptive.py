@@ -109,23 +109,26 @@ def crossing_points(
     u: np.ndarray, values: np.ndarray, step: bool, tol: float = CROSSING_TOL
 ) -> list[float]:
     """New u where some pair of rows of ``values`` (set × point, in grid order) changes order
-    between neighbours more than ``tol`` apart (see the module's rule)."""
-    out: list[float] = []
+    between neighbours more than ``tol`` apart (see the module's rule). Ordered so that a cap
+    cuts fairly: every bracket's middle first, then the points beside the estimated roots."""
+    middles: list[float] = []
+    beside: list[float] = []
     width = np.diff(u)
     open_ = np.isfinite(width) & (width > tol)
     for ia, ib in combinations(range(values.shape[0]), 2):
         s = _signs(values[ia], values[ib])
         for i in np.flatnonzero(_order_changes(s, step) & open_):
             lo, hi = u[i], u[i + 1]
-            out.append(0.5 * (lo + hi))
+            middles.append(0.5 * (lo + hi))
             if step:
                 continue
             di = values[ia, i] - values[ib, i]
             dj = values[ia, i + 1] - values[ib, i + 1]
-            x = lo + di / (di - dj) * (hi - lo)
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                x = lo + di / (di - dj) * (hi - lo)
             for p in (x - tol / 2, x + tol / 2):
-                out.append(float(np.clip(p, lo + tol / 4, hi - tol / 4)))
-    return out
+                beside.append(float(np.clip(p, lo + tol / 4, hi - tol / 4)))
+    return middles + beside
 
 
 def _order_changes(s: np.ndarray, step: bool) -> np.ndarray:
