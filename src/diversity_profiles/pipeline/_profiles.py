@@ -19,18 +19,17 @@ import numpy as np
 
 from .._version import __version__
 from ..core import (
-    STRENGTH,
     check_int,
     check_parameter,
     check_real,
     one_of,
 )
 from ..engines import median_bandwidth
+from . import _adaptive as adaptive
 from ._condition import Condition
 from ._large import engine
 from ._passes import check_pass_time
 from ._plan import Plan
-from . import _adaptive as adaptive
 from ._registry import FAMILIES, Family
 from ._resampling import HALF_SAMPLE_METHOD, MULTIPLIER_METHOD
 
