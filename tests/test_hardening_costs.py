@@ -122,7 +122,7 @@ def test_duplicates_give_the_profiles_of_all_their_pairs():
     assert len({tuple(r) for r in X}) == 5  # collapsed: 5 of 13 rows are distinct
     tree = dp.profiles(
         {"a": X}, representation="r", distance="euclidean", n_boot=0,
-        families=["richness", "average_distance", "circles"],
+        families=["richness", "average_distance", "circles"], n_points=100,  # the fixed grid
     )  # fmt: skip
     ds = tree["r/euclidean"].ds
     d = pdist(X)  # every one of the 78 pairs, those of copies (at distance 0) included

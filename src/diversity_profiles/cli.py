@@ -100,6 +100,18 @@ def _n_boot(value: str) -> int | str:
         ) from None
 
 
+def _n_points(value: str) -> int | str:
+    """--n-points: "auto" (adaptive grids) or a fixed grid size (checked by profiles)."""
+    if value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be 'auto' or a number of grid points (5 to 10000), not {value!r}"
+        ) from None
+
+
 def _progress(message: str) -> None:
     print(for_terminal(message), file=sys.stderr, flush=True)
 
@@ -271,7 +283,12 @@ def parser() -> argparse.ArgumentParser:
         help="euclidean, cosine, tanimoto, jaccard or precomputed (files hold D)",
     )
     c.add_argument("--families", help="comma-separated families (default: all)")
-    c.add_argument("--n-points", type=int, default=100, help="grid size per family (5 to 10000)")
+    c.add_argument(
+        "--n-points",
+        type=_n_points,
+        default="auto",
+        help="'auto' (adaptive grids, the default) or a fixed grid size per family (5 to 10000)",
+    )
     c.add_argument(
         "--n-boot",
         type=_n_boot,

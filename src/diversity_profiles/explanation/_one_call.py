@@ -74,16 +74,25 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         default set) and ``"similarity_diversity"`` (only when named).
     domains : dict, optional
         Per family, a ``tuple`` ``(low, high)`` is a range filled with ``n_points``
-        (log-spaced on log axes); a ``list`` or array is the grid itself, so
-        ``[low, high]`` is a two-point grid. A range of zero width, ``(3.0, 3.0)``,
+        (log-spaced on log axes; with ``n_points="auto"`` a coarse pass refined like a
+        default domain); a ``list`` or array is the grid itself, honoured exactly (never
+        refined), so ``[low, high]`` is a two-point grid. A range of zero width, ``(3.0, 3.0)``,
         is the one point 3.0, like the grid ``[3.0]`` (``n_points`` copies of one
         value would compute one point ``n_points`` times and draw no curve either
         way). At most 10,000 points per family (:data:`~.pipeline.MAX_N_POINTS`).
         (:func:`compare` only narrows a computed grid, so there any ``(low, high)``
         pair is a window.) Default domains follow the pooled data of the condition.
-    n_points : int, default 100
-        Grid size of each default domain and of each ``(low, high)`` range: 5 to
-        10,000 (:data:`~.pipeline.MAX_N_POINTS`; 100 already draws smooth curves).
+    n_points : "auto" or int, default "auto"
+        ``"auto"``: adaptive grids. Each default domain and ``(low, high)`` range is
+        evaluated on 25 points, then points are added, the same for every set, where
+        the curves bend (linear interpolation off by more than half the family's
+        margin) and where two sets' order changes (the crossing bracketed to 1e-5 on
+        log θ, or of the range on a linear axis), at most 100 per family; the
+        coordinate's ``domain`` attribute says how many of each (e.g. ``adaptive: 25
+        coarse + 9 bend + 14 crossing points``). Families on their large-n method keep a
+        fixed grid of 50 points. An int: a fixed grid of that many points per default
+        domain and range, nothing added: 5 to 10,000
+        (:data:`~.pipeline.MAX_N_POINTS`).
     similarities : dict of str to array_like, optional
         Precomputed similarity matrices (unit diagonal, PSD) for Vendi, one per set.
         Or a similarity callable ``k(a, b) -> float`` (or :func:`pairwise` of one; with

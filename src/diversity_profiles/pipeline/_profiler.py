@@ -145,7 +145,7 @@ class Profiler:
         *,
         families: Sequence[str] | str | None = None,
         domains: Mapping[str, object] | None = None,
-        n_points: int = 100,
+        n_points: int | str = "auto",
         n_boot: int | str = "auto",
         ci: float = 0.95,
         common_n: int | str | None = None,
@@ -289,6 +289,9 @@ class Profiler:
                 f"range instead, e.g. domains={{{family!r}: (low, high)}}."
             )
         step = grid[-1] / grid[-2] if side == "high" else grid[1] / grid[0]
+        if "adaptive" in str(ds[fam.parameter].attrs.get("domain", "")):
+            # refined points sit close together: continue the grid's mean log spacing
+            step = (grid[-1] / grid[0]) ** (1.0 / (grid.size - 1))
         k = np.arange(1, points + 1)
         new = grid[-1] * step**k if side == "high" else np.sort(grid[0] / step**k)
         cond = self._cond

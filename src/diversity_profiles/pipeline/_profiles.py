@@ -20,13 +20,13 @@ import numpy as np
 
 from .._version import __version__
 from ..core import (
-    STRENGTH,
     check_int,
     check_parameter,
     check_real,
     one_of,
 )
 from ..engines import median_bandwidth
+from . import _adaptive as adaptive
 from ._condition import Condition
 from ._large import engine
 from ._passes import check_pass_time, check_solver_time
@@ -104,34 +104,70 @@ class Uncertainty:
 
 
 def condition_grids(
-    cond: Condition, plan: Plan, fams: list[Family], domains: Mapping, n_points: int
+    cond: Condition, plan: Plan, fams: list[Family], domains: Mapping, n_points: int | str
 ) -> dict:
-    """family -> (grid, how it was chosen); every set of the condition shares it."""
+    """family -> (grid, how it was chosen); every set of the condition shares it.
+
+    With ``n_points="auto"`` a grid to be refined is its coarse pass
+    (:data:`._adaptive.COARSE_POINTS`), a family on its large-n method gets the fixed
+    :data:`._adaptive.LARGE_POINTS` (see :func:`adaptive_families`).
+    """
     out = {}
     for fam in fams:
+        size = _grid_size(fam, plan, n_points)
         if fam.parameter is None:
             out[fam.name] = (np.empty(0), "")
         elif fam.name in domains:
-            out[fam.name] = _user_domain(fam, domains[fam.name], n_points)
+            out[fam.name] = _user_domain(fam, domains[fam.name], size)
         else:
             assert fam.domain is not None  # every family with a parameter has a domain
-            out[fam.name] = fam.domain(cond, plan, n_points)
+            grid, how = fam.domain(cond, plan, size)
+            if n_points == "auto" and plan.large(fam.name):
+                how += (
+                    f"; fixed {size} points: the large-n method is not refined (each round "
+                    f"would rerun its solver)"
+                )
+            out[fam.name] = (grid, how)
     return out
 
 
-def _estimates(cond: Condition, plan: Plan, fams: list[Family]) -> dict:
-    """var -> (values(set, ...), attrs, family) on the full sets."""
+def _grid_size(fam: Family, plan: Plan, n_points: int | str) -> int:
+    if isinstance(n_points, str):  # "auto"
+        return adaptive.LARGE_POINTS if plan.large(fam.name) else adaptive.COARSE_POINTS
+    return n_points
+
+
+def adaptive_families(
+    plan: Plan, fams: list[Family], domains: Mapping, n_points: int | str
+) -> list[Family]:
+    """The families whose grid is refined: with ``n_points="auto"``, those with a parameter
+    on their exact method, unless the user gave their grid point by point."""
+    if n_points != "auto":
+        return []
+    return [
+        f
+        for f in fams
+        if f.parameter is not None
+        and not plan.large(f.name)
+        and not (f.name in domains and not _is_range(domains[f.name]))
+    ]
+
+
+def _is_range(value) -> bool:
+    return isinstance(value, tuple) and len(value) == 2
+
+
+def _estimates(cond: Condition, plan: Plan, fams: list[Family], evaluated: Mapping) -> dict:
+    """var -> (values(set, ...), attrs, family) on the full sets; ``evaluated`` holds the
+    per-set results of families already evaluated on their grid (the adaptive ones)."""
     out = {}
     for fam in fams:
-        per_set = [fam.evaluate(cond, plan, item, plan.grids[fam.name]) for item in cond.sets]
+        per_set = evaluated.get(fam.name) or [
+            fam.evaluate(cond, plan, item, plan.grids[fam.name]) for item in cond.sets
+        ]
         for var in per_set[0]:
             attrs = {"family": fam.name, "long_name": fam.long_name, "axis_scale": fam.axis}
-            for extra in per_set:
-                for key, val in extra[var][1].items():
-                    if key == "method":  # the weakest: exact < certified bounds < estimate
-                        attrs[key] = max(attrs.get(key, val), val, key=STRENGTH.__getitem__)
-                        continue
-                    attrs[key] = min(attrs.get(key, val), val)  # e.g. exact only if all sets were
+            attrs.update(adaptive.merge_attrs([attrs] + [r[var][1] for r in per_set]))
             out[var] = (np.stack([np.asarray(r[var][0]) for r in per_set]), attrs, fam)
     return out
 
@@ -394,11 +430,19 @@ def _check_uncertainty(
     )
 
 
-def _build_dataset(cond: Condition, plan: Plan, fams: list[Family], how: dict, unc: Uncertainty):
-    """The condition node's dataset; ``how`` says, per family, how its grid was chosen."""
+def _build_dataset(
+    cond: Condition,
+    plan: Plan,
+    fams: list[Family],
+    how: dict,
+    unc: Uncertainty,
+    evaluated: Mapping | None = None,
+):
+    """The condition node's dataset; ``how`` says, per family, how its grid was chosen, and
+    ``evaluated`` holds the families already evaluated on their (adaptive) grid."""
     import xarray as xr
 
-    estimates = _estimates(cond, plan, fams)
+    estimates = _estimates(cond, plan, fams, evaluated or {})
     data_vars: dict = {"n_samples": (("set",), np.array([s.n for s in cond.sets]))}
     notes = _add_uncertainty(cond, plan, fams, estimates, unc, data_vars)
     for var, (values, attrs, fam) in estimates.items():
@@ -460,7 +504,7 @@ def node_bandwidth(cond: Condition, attrs: Mapping) -> float | None:
 
 
 def _routes(
-    cond: Condition, fams: list[Family], method, unc: Uncertainty, n_points: int
+    cond: Condition, fams: list[Family], method, unc: Uncertainty, n_points: int | str
 ) -> tuple[dict, float, dict[str, float]]:
     """family -> "exact" or "large", checked against the memory available (see planning),
     and the bytes a large-n solver may hold."""
@@ -480,7 +524,7 @@ def _routes(
         method=method,
         dual_vendi=cond.kernel == "cosine similarity",
         precomputed=first.embeddings is None or first.given_similarity is not None,
-        n_grid=n_points,
+        n_grid=adaptive.MAX_POINTS if isinstance(n_points, str) else n_points,  # at most
         distance=cond.distance,
         distinct_sizes=(
             [item.pass_size for item in cond.sets]
@@ -515,16 +559,23 @@ def check_n_points(value, name: str, func: str, *, low: int = 5, have: int = 0) 
         already = f" beyond the {have} the grid has" if have else ""
         raise ValueError(
             f"The {name!r} argument of {func} must be at most {MAX_N_POINTS - have}{already} "
-            f"(a family's grid holds at most {MAX_N_POINTS} points). Got {value!r}. Curves are "
-            f"smooth at the default 100; for detail on part of a domain, pass that range in "
-            f"domains."
+            f"(a family's grid holds at most {MAX_N_POINTS} points). Got {value!r}. The default, "
+            f"n_points='auto', adds points where the curves bend or cross; for detail on part "
+            f"of a domain, pass that range in domains."
         )
     return value
 
 
-def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int]:
-    """What to compute: the families, their domains and the default grid size."""
-    n_points = check_n_points(n_points, "n_points", FUNC)
+def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int | str]:
+    """What to compute: the families, their domains and the grid size ("auto": adaptive)."""
+    if not (isinstance(n_points, str) and n_points == "auto"):
+        if isinstance(n_points, str):
+            raise ValueError(
+                f"The 'n_points' argument of {FUNC} must be 'auto' (adaptive grids: a coarse "
+                f"pass refined where curves bend or cross) or an int (a fixed grid of that many "
+                f"points). Got {n_points!r}."
+            )
+        n_points = int(check_n_points(n_points, "n_points", FUNC))
     fams = resolve_families(families)
     if domains is not None and not isinstance(domains, Mapping):
         raise TypeError(
@@ -534,7 +585,7 @@ def _check_request(families, domains, n_points) -> tuple[list[Family], dict, int
     domains = dict(domains or {})
     for name in domains:
         one_of(name, "domains key", FUNC, tuple(f.name for f in fams if f.parameter))
-    return fams, domains, int(n_points)
+    return fams, domains, n_points
 
 
 def build_plan(
@@ -542,7 +593,7 @@ def build_plan(
     fams: list[Family],
     method: str,
     unc: Uncertainty,
-    n_points: int,
+    n_points: int | str,
     accuracy: float | None = None,
     time_budget: float | None = None,
 ) -> tuple[Plan, dict[str, float]]:
@@ -566,7 +617,7 @@ def profile_condition(
     details: dict,
     fams: list[Family],
     domains: dict,
-    n_points: int,
+    n_points: int | str,
     unc: Uncertainty,
     method: str = "auto",
     accuracy: float | None = None,
@@ -578,10 +629,17 @@ def profile_condition(
     plan, peaks = build_plan(cond, fams, method, unc, n_points, accuracy, time_budget)
     grids = condition_grids(cond, plan, fams, domains, n_points)
     plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
+    # Refined before any band is computed, so bands and replicates cover the final grid.
+    evaluated = {}
+    for fam in adaptive_families(plan, fams, domains, n_points):
+        grid, per_set, text = adaptive.refine(fam, cond, plan, *grids[fam.name])
+        grids[fam.name], evaluated[fam.name] = (grid, text), per_set
+    plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
     # The solvers' time, estimated once the grids are known (printed when long, refused
     # beyond max_seconds, recorded in the node).
     estimates = check_solver_time(cond, plan, fams, unc.max_seconds, peaks)
-    ds = _build_dataset(cond, plan, fams, {name: how for name, (_, how) in grids.items()}, unc)
+    how = {name: text for name, (_, text) in grids.items()}
+    ds = _build_dataset(cond, plan, fams, how, unc, evaluated)
     ds.attrs.update(details)
     if estimates:
         ds.attrs["solver_seconds_estimated"] = json.dumps(

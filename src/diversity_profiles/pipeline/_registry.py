@@ -130,6 +130,12 @@ class Family:
     #: Replicates slice each set's distance matrix (formed once before resampling).
     slices_distances: bool = False
     default: bool = True  # computed when profiles() is called without families=
+    #: One set's values at any grid, with the work shared by every grid done once (e.g.
+    #: Vendi's eigenvalues), for the rounds of an adaptive grid (``._adaptive``); None:
+    #: each round calls ``evaluate``. Used on the exact method only.
+    evaluator: Callable[[Condition, Plan, PreparedSet], Callable[[np.ndarray], Result]] | None = (
+        None
+    )
 
     @property
     def long_name(self) -> str:
@@ -178,11 +184,24 @@ def _q_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, s
 def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Result:
     if plan.large("vendi") and cond.kernel != "cosine similarity":
         return large.vendi(cond, plan, item, qs)
+    return _vendi_evaluator(cond, plan, item)(qs)
+
+
+def _vendi_evaluator(
+    cond: Condition, plan: Plan, item: PreparedSet
+) -> Callable[[np.ndarray], Result]:
+    """Vendi at any orders from one eigendecomposition of the set's kernel (exact method)."""
+    from ..families import vendi_from_spectrum
+
+    lam = _vendi_spectrum(cond, plan, item)
+    return lambda qs: {"vendi": (vendi_from_spectrum(lam, qs), {})}
+
+
+def _vendi_spectrum(cond: Condition, plan: Plan, item: PreparedSet) -> np.ndarray:
     from ..families import (
         clean_spectrum,
         dual_kernel_spectrum,
         spectrum_of_kernel,
-        vendi_from_spectrum,
     )
 
     p = None if item.weights is None else item.weights / item.weights.sum()
@@ -208,7 +227,7 @@ def _vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> Re
             f"when the distance is Euclidean; pass similarities={{label: K, ...}} (or a similarity "
             f"callable) with a PSD kernel for Vendi, or leave 'vendi' out of families."
         ) from None
-    return {"vendi": (vendi_from_spectrum(lam, qs), {})}
+    return lam
 
 
 # --- Magnitude -------------------------------------------------------------
@@ -418,13 +437,16 @@ def _influence_allowed(plan: Plan, item: PreparedSet, family: str) -> bool:
 
 def _on_subgrid(fn: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> np.ndarray:
     """``fn`` (grid -> n × grid) on at most INFLUENCE_POINTS of a positive log grid,
-    interpolated linearly in log θ to the others."""
+    interpolated linearly in log θ to the others. The points are the nearest to even steps
+    of log θ (an adaptive grid is dense where curves bend or cross, not everywhere)."""
     grid = np.asarray(grid, dtype=np.float64)
     if grid.size <= INFLUENCE_POINTS:
         return fn(grid)
-    picks = np.unique(np.linspace(0, grid.size - 1, INFLUENCE_POINTS).round().astype(int))
+    u = np.log(grid)
+    steps = np.linspace(u[0], u[-1], INFLUENCE_POINTS)
+    picks = np.unique(np.abs(u[:, None] - steps[None, :]).argmin(axis=0))
     sub = fn(grid[picks])
-    u, u_sub = np.log(grid), np.log(grid[picks])
+    u_sub = u[picks]
     return np.stack([np.interp(u, u_sub, row) for row in sub])
 
 
@@ -554,6 +576,7 @@ FAMILIES: dict[str, Family] = {
             uses_kernel=True,
             influence=_vendi_influence,
             subsample_when_large=True,
+            evaluator=_vendi_evaluator,
         ),
         Family(  # Leinster–Cobbold: its module is families/_similarity_diversity.py
             "similarity_diversity",
