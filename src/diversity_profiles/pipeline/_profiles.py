@@ -26,6 +26,7 @@ from ..core import (
     one_of,
 )
 from ..engines import median_bandwidth
+from ..large import SOLVERS
 from . import _adaptive as adaptive
 from ._condition import Condition
 from ._large import engine
@@ -365,6 +366,8 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
         f for f in fams
         if f.bootstrapped and f.name not in covered and plan.large(f.name)
         and f.subsample_when_large and unc.common_n is None
+        # where its own solver runs (Gaussian Vendi on Euclidean embeddings): measured there
+        and f.name in SOLVERS and SOLVERS[f.name].applies(cond.distance, cond.kernel)
     ]  # fmt: skip
     if sub:
         R = resampling.LARGE_SUBSAMPLE_REPEATS
