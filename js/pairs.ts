@@ -132,7 +132,11 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
         const noise = combinedSd(sds[a], sds[b]);
         found = finding(theta, d, noise, z, m, axis, fam.step, rule.minShare, reach);
         const sd = ba && bb ? widenedSd(noise, reach, z) : noise; // what the need estimate sees
-        if (found === NOT_DISTINGUISHABLE) {
+        // Where the large-n brackets alone leave the pair open, no sample size resolves it.
+        const bracketBound = Boolean(ba && bb) && finding(theta, d,
+          noise.map((x) => (Number.isFinite(x) ? 0 : x)), z, m, axis, fam.step, rule.minShare,
+          reach) === NOT_DISTINGUISHABLE;
+        if (found === NOT_DISTINGUISHABLE && !bracketBound) {
           const { need, at, side } = samplesNeeded(d, sd, z, m, Number.isFinite(nPair) ? nPair : 0,
             rule.minShare);
           if (at >= 0) {

@@ -365,7 +365,9 @@ export function openRow(a: string, b: string, families: [string, Reading, boolea
     const kind = outcome(r, banded);
     if (kind === "crosses") crossed.push(where(r) ? `${family} (${where(r)})` : family);
     else if (kind === "not distinguishable") {
-      open.push(family + (Number.isFinite(r.n_needed) ? ` (≈ ${grouped(r.n_needed)})` : ""));
+      // no sample size where the large-n bounds alone leave the pair open
+      const bounded = r.verdict === "bounds overlap" ? " (bounds overlap)" : "";
+      open.push(family + (Number.isFinite(r.n_needed) ? ` (≈ ${grouped(r.n_needed)})` : bounded));
     } else if (kind === "bounds overlap") open.push(`${family} (bounds overlap)`);
   }
   if (!crossed.length && !open.length) return null;

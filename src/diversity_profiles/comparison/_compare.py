@@ -285,9 +285,16 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     findings[i, j, f] = rule.finding(
                         theta, d, sd, z_found, m, axis, step, min_share, reach
                     )
+                    # Where the large-n brackets alone leave the pair open, no sample size
+                    # resolves it (brackets do not shrink with n): no n_needed, the wording
+                    # says the bounds overlap.
+                    bracket_bound = bounds is not None and rule.finding(
+                        theta, d, np.where(np.isfinite(sd), 0.0, sd), z_found, m, axis, step,
+                        min_share, reach,
+                    ) == rule.NOT_DISTINGUISHABLE  # fmt: skip
                     if bounds is not None:  # the noise the need estimate sees
                         sd = rule.widened_sd(sd, reach, z_found)
-                    if findings[i, j, f] == rule.NOT_DISTINGUISHABLE:
+                    if findings[i, j, f] == rule.NOT_DISTINGUISHABLE and not bracket_bound:
                         need, at, side = rule.samples_needed(d, sd, z_found, m, n_pair, min_share)
                         if at >= 0:
                             scale = (

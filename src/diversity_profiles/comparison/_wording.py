@@ -423,7 +423,9 @@ def open_row(
             where = _where(r)
             crossed.append(f"{family} ({where})" if where else family)
         elif kind == "not distinguishable":
-            need = f" (≈ {int(r.n_needed):,})" if math.isfinite(r.n_needed) else ""
+            # no sample size where the large-n bounds alone leave the pair open
+            bounded = " (bounds overlap)" if r.verdict == "bounds overlap" else ""
+            need = f" (≈ {int(r.n_needed):,})" if math.isfinite(r.n_needed) else bounded
             open_.append(family + need)
         elif kind == "bounds overlap":
             open_.append(f"{family} (bounds overlap)")
