@@ -17,6 +17,7 @@ import {
 import { decodeDomain, encodeBound } from "./domains";
 import type { Domain } from "./traits";
 import { THEME_STYLE } from "./theme";
+import { RANGE_STYLE } from "./range";
 
 const STYLE = `
 .dp-explorer { font: 13px var(--jp-ui-font-family, system-ui, sans-serif); }
@@ -104,7 +105,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   // Without a kernel nothing can compute more grid points: no buttons that do nothing.
   root.classList.toggle("dp-offline", model.live === false);
   const style = document.createElement("style");
-  style.textContent = THEME_STYLE + STYLE + EXPLAIN_STYLE + DIFFERENCE_STYLE;
+  style.textContent = THEME_STYLE + STYLE + RANGE_STYLE + EXPLAIN_STYLE + DIFFERENCE_STYLE;
   const heading = document.createElement("h3");
   const chooser = document.createElement("select");
   chooser.setAttribute("aria-label", "condition");
@@ -149,17 +150,24 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   let panels: {
     panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily>;
     centred: Float64Array[][] | null;
+    /** The last comparison and the domain it was made over: a step on one family's
+     *  control recomputes that family only (the input path stays short). */
+    last: { lo: number; hi: number; pairs: PairResult[] } | null;
   }[] = [];
 
   function recompute() {
     const spec = model.get("spec");
     const ctx = ruleContext(spec);
     const results = new Map<string, PairResult[]>();
-    for (const { panel, fam, data, centred } of panels) {
+    for (const entry of panels) {
+      const { panel, fam, data, centred, last } = entry;
       const [lo, hi] = panel.range();
-      const pairs = comparePairs(fam, data.grid, data.curves, lo, hi, ctx, centred);
-      panel.update(pairs);
-      results.set(fam.name, pairs);
+      if (!last || last.lo !== lo || last.hi !== hi) {
+        const pairs = comparePairs(fam, data.grid, data.curves, lo, hi, ctx, centred);
+        panel.update(pairs);
+        entry.last = { lo, hi, pairs };
+      }
+      results.set(fam.name, entry.last!.pairs);
     }
     const said = summarize(spec, results);
     // Labels are untrusted: text only (textContent), lines kept by the pre-wrap style.
@@ -183,6 +191,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
 
   function applyDomains() {
     const domains = model.get("domains") ?? {};
+    let moved = false;
     for (const { panel, fam, data } of panels) {
       const d = decodeDomain(domains[fam.name]);
       if (!d) continue;
@@ -191,9 +200,13 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
       while (lo < g.length - 1 && g[lo] < d[0]) lo++;
       let hi = g.length - 1;
       while (hi > 0 && g[hi] > d[1]) hi--;
-      panel.setRange(lo, Math.max(lo, hi));
+      hi = Math.max(lo, hi);
+      const [a, b] = panel.range();
+      if (a === lo && b === hi) continue;  // the view's own change, come back: drawn already
+      panel.setRange(lo, hi);
+      moved = true;
     }
-    recompute();
+    if (moved || panels.some((p) => p.last === null)) recompute();
   }
 
   const selected = () => new Set(model.get("selected_sets") ?? []);
@@ -266,7 +279,8 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
           model.save_changes();
         }, data.envelope, spec.permutation ?? null, spec.finding_level ?? 0.95);
       grid.append(panel.el);
-      return { panel, fam, data, centred: centredOf(fam, data.curves, ruleContext(spec)) };
+      return { panel, fam, data, centred: centredOf(fam, data.curves, ruleContext(spec)),
+        last: null };
     });
     applyDomains();
     applySelection();
