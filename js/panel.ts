@@ -11,7 +11,7 @@ import type { Permutation } from "./traits";
 import { readingOf, symbolOf, uncertaintyReason, type Curve, type PairResult } from "./pairs";
 import { amount, neededNote, percent } from "./wording";
 import { NO_UNCERTAINTY, NOT_DISTINGUISHABLE, type Finding } from "./verdict";
-import { CHART_CONFIG } from "./theme";
+import { CHART_CONFIG, TOOLTIP_OPTIONS } from "./theme";
 import { createRange } from "./range";
 
 /** What a matrix cell shows: the finding (verdict rule step 8). */
@@ -324,7 +324,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     const rows = rowsOf(fam, sets, grid, curves);
     const spec = chartSpec(fam, sets, condition, rows, hoverRowsOf(fam, grid, curves), domainRow(),
       xDomain);
-    embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 /* errors only */ }).then((result) => {
+    embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 /* errors only */,
+      tooltip: TOOLTIP_OPTIONS }).then((result) => {
       if (destroyed) {  // cleaned up while Vega was still compiling: release it now
         result.view.finalize();
         return;
