@@ -171,8 +171,6 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     }
     const said = summarize(spec, results);
     // Labels are untrusted: text only (textContent), lines kept by the pre-wrap style.
-    // Never shorter while the domains move: the charts below stay under the pointer.
-    summaryHead.style.minHeight = `${summaryHead.offsetHeight}px`;
     summaryHead.textContent = said.head.join("\n") + "\n";
     pairTitle.textContent = said.title;
     pairLines.textContent = "\n" + said.pairs.join("\n");
@@ -296,6 +294,14 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     const left = columns > 1 ? items.length % columns : 0;
     if (left > 0) items[items.length - 1].style.gridColumn = `span ${columns - left + 1}`;
   }
+  // The headline is never shorter while the domains move: the charts below stay under the
+  // pointer. Its height is read after layout (reading offsetHeight on every step forced a
+  // layout of the whole notebook on the input path).
+  const headSize = new ResizeObserver(([entry]) => {
+    const tallest = Math.max(parseFloat(summaryHead.style.minHeight) || 0, entry.contentRect.height);
+    if (tallest > 0) summaryHead.style.minHeight = `${tallest}px`;
+  });
+  headSize.observe(summaryHead);
   const gridSize = new ResizeObserver(() => fillLastRow());
   gridSize.observe(grid);
 
@@ -314,6 +320,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     chooser.removeEventListener("change", choose);
     root.removeEventListener("focusin", suppressShortcuts);
     gridSize.disconnect();
+    headSize.disconnect();
     panels.forEach(({ panel }) => panel.destroy());
     explain.destroy();
     root.remove();
