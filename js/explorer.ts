@@ -176,6 +176,24 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     pairLines.textContent = "\n" + said.pairs.join("\n");
   }
 
+  // A step on a domain control repaints its chart at once (panel.ts); the matrices, the
+  // summary and the sync to Python follow after that frame is painted, once however many
+  // steps came in meanwhile (a held key, a drag). The timer stands in where no frame comes
+  // (a hidden page).
+  let settling: { frame: number; timer: ReturnType<typeof setTimeout> } | null = null;
+  function settle() {
+    if (settling) return;
+    const run = () => {
+      if (!settling) return;
+      cancelAnimationFrame(settling.frame);
+      clearTimeout(settling.timer);
+      settling = null;
+      recompute();
+      pushDomains();
+    };
+    settling = { frame: requestAnimationFrame(() => { setTimeout(run); }), timer: setTimeout(run, 100) };
+  }
+
   function pushDomains() {
     const domains: Record<string, Domain> = {};
     for (const { panel, fam, data } of panels) {
@@ -270,7 +288,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     panels = spec.families.map((fam) => {
       const data = readFamily(buffer, fam, spec.sets.length);
       const panel = createPanel(fam, spec.sets, `${spec.representation} / ${spec.distance}`,
-        data.grid, data.curves, () => { recompute(); pushDomains(); },
+        data.grid, data.curves, settle,
         () => { panel.highlight(selected()); drawn(); }, toggleSet, (family, side) => {
           status.textContent = `asking Python for more ${family} points…`;
           model.set("extend_request", { family, side, nonce: Date.now() });
@@ -321,6 +339,11 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     root.removeEventListener("focusin", suppressShortcuts);
     gridSize.disconnect();
     headSize.disconnect();
+    if (settling) {
+      cancelAnimationFrame(settling.frame);
+      clearTimeout(settling.timer);
+      settling = null;
+    }
     panels.forEach(({ panel }) => panel.destroy());
     explain.destroy();
     root.remove();

@@ -23,6 +23,7 @@ from .browser import (
     block_outside,
     compare_as_the_view_does,
     serve,
+    settled,
     summary_lines,
     view_summary_lines,
     write_page,
@@ -127,6 +128,7 @@ def test_slider_from_the_keyboard_changes_the_verdict_as_compare_does(page, tree
     lower.focus()
     for _ in range(k):
         pg.keyboard.press("ArrowRight")
+    settled(pg)
     assert cell(pg, "magnitude") == "dominates"
     assert cell(pg, "magnitude", "verdict") == str(expected.finding.values)
     saved = pg.evaluate("window.__saved.at(-1)")
@@ -148,6 +150,7 @@ def test_brushing_an_x_range_moves_the_slider(page, tree):
     pg.mouse.down()
     pg.mouse.move(box["x"] + 0.9 * box["width"], y, steps=5)
     pg.mouse.up()
+    settled(pg)
     lower, upper = pg.locator("section[data-family=circles] input[type=range]").all()
     assert 0 < int(lower.input_value()) < int(upper.input_value())
     tau = tree["line/euclidean"].tau.values
@@ -227,6 +230,7 @@ def test_each_domain_is_one_two_handled_control(page, tree):
     pg.keyboard.press("ArrowLeft")
     lo, hi = shown()
     assert lo == 0 and hi < n - 2
+    settled(pg)
     saved = pg.evaluate("window.__saved.at(-1)")["vendi"]
     assert saved == pytest.approx([q[0], q[hi]])
     # The pointer: the nearer handle follows it along the track.
