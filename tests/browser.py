@@ -46,7 +46,8 @@ def settled(page) -> None:
     and the synced domains are redrawn after the chart's next frame (js/explorer.ts), so
     after a frame and two tasks they are."""
     page.evaluate(
-        "() => new Promise((done) => requestAnimationFrame(() => setTimeout(() => setTimeout(done))))"
+        "() => new Promise((done) =>"
+        " requestAnimationFrame(() => setTimeout(() => setTimeout(done))))"
     )
 
 

@@ -182,15 +182,20 @@ def test_range_handles_take_the_keys_inside_jupyterlab(lab):
         deadline = time.monotonic() + 30
         while not domains_file.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
+        code = 'import json; print(json.dumps(tree["line/euclidean"].tau.values.tolist()))'
         tau = json.loads(
             page.evaluate(  # the grid as the kernel holds it, from the kernel
-                "async () => {"
-                "  const nb = window.jupyterapp.shell.currentWidget;"
-                "  const future = nb.sessionContext.session.kernel.requestExecute("
-                "    {code: 'import json; print(json.dumps(tree[\"line/euclidean\"].tau.values.tolist()))'});"
-                "  let out = '';"
-                "  future.onIOPub = (msg) => { if (msg.header.msg_type === 'stream') out += msg.content.text; };"
-                "  await future.done; return out; }"
+                """async (code) => {
+                  const nb = window.jupyterapp.shell.currentWidget;
+                  const future = nb.sessionContext.session.kernel.requestExecute({ code });
+                  let out = '';
+                  future.onIOPub = (msg) => {
+                    if (msg.header.msg_type === 'stream') out += msg.content.text;
+                  };
+                  await future.done;
+                  return out;
+                }""",
+                code,
             )
         )
         n = len(tau)
