@@ -9,7 +9,7 @@ import type { View } from "vega";
 import type { FamilySpec, PairEnvelope } from "./model";
 import type { Permutation } from "./traits";
 import type { Curve } from "./pairs";
-import { CHART_CONFIG } from "./theme";
+import { CHART_CONFIG, TOOLTIP_OPTIONS } from "./theme";
 
 /** The difference chart's styles: colours follow the page's theme (JupyterLab's variables,
  *  else the explorer's text colour); Vega draws in currentColor, the band in neutral grey. */
@@ -92,7 +92,8 @@ export function createDifference(fam: FamilySpec, sets: string[], grid: Float64A
   function ensureChart() {
     if (view || embedding) return;
     embedding = true;
-    embed(chart, chartSpec(fam), { actions: false, renderer: "svg", logLevel: 1 }).then((result) => {
+    embed(chart, chartSpec(fam), { actions: false, renderer: "svg", logLevel: 1,
+      tooltip: TOOLTIP_OPTIONS }).then((result) => {
       if (destroyed) {
         result.view.finalize();
         return;

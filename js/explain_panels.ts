@@ -19,7 +19,7 @@ import type {
   Explanation, ExplainSample, ExplorerSpec, SetCategories, SetWitnesses, WitnessKind,
 } from "./traits";
 import { decodeDomain } from "./domains";
-import { CHART_CONFIG } from "./theme";
+import { CHART_CONFIG, TOOLTIP_OPTIONS } from "./theme";
 
 const TABS = [["witnesses", "Witnesses"], ["distances", "Distances"],
   ["categories", "Categories"], ["convergence", "Convergence"]] as const;
@@ -297,7 +297,8 @@ export function createExplainPanels(model: Model, root: HTMLElement): ExplainPan
     }));
     const chart = el("div", undefined, "dp-chart");
     target.append(chart);
-    embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 }).then((result) => {
+    embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1,
+      tooltip: TOOLTIP_OPTIONS }).then((result) => {
       if (destroyed || !chart.isConnected) {
         result.view.finalize(); // redrawn or cleaned up while Vega compiled
         return;

@@ -17,6 +17,7 @@ import {
 import { decodeDomain, encodeBound } from "./domains";
 import type { Domain } from "./traits";
 import { THEME_STYLE } from "./theme";
+import { RANGE_STYLE } from "./range";
 
 const STYLE = `
 .dp-explorer { font: 13px var(--jp-ui-font-family, system-ui, sans-serif); }
@@ -104,7 +105,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   // Without a kernel nothing can compute more grid points: no buttons that do nothing.
   root.classList.toggle("dp-offline", model.live === false);
   const style = document.createElement("style");
-  style.textContent = THEME_STYLE + STYLE + EXPLAIN_STYLE + DIFFERENCE_STYLE;
+  style.textContent = THEME_STYLE + STYLE + RANGE_STYLE + EXPLAIN_STYLE + DIFFERENCE_STYLE;
   const heading = document.createElement("h3");
   const chooser = document.createElement("select");
   chooser.setAttribute("aria-label", "condition");
@@ -149,25 +150,48 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
   let panels: {
     panel: Panel; fam: ExplorerSpec["families"][number]; data: ReturnType<typeof readFamily>;
     centred: Float64Array[][] | null;
+    /** The last comparison and the domain it was made over: a step on one family's
+     *  control recomputes that family only (the input path stays short). */
+    last: { lo: number; hi: number; pairs: PairResult[] } | null;
   }[] = [];
 
   function recompute() {
     const spec = model.get("spec");
     const ctx = ruleContext(spec);
     const results = new Map<string, PairResult[]>();
-    for (const { panel, fam, data, centred } of panels) {
+    for (const entry of panels) {
+      const { panel, fam, data, centred, last } = entry;
       const [lo, hi] = panel.range();
-      const pairs = comparePairs(fam, data.grid, data.curves, lo, hi, ctx, centred);
-      panel.update(pairs);
-      results.set(fam.name, pairs);
+      if (!last || last.lo !== lo || last.hi !== hi) {
+        const pairs = comparePairs(fam, data.grid, data.curves, lo, hi, ctx, centred);
+        panel.update(pairs);
+        entry.last = { lo, hi, pairs };
+      }
+      results.set(fam.name, entry.last!.pairs);
     }
     const said = summarize(spec, results);
     // Labels are untrusted: text only (textContent), lines kept by the pre-wrap style.
-    // Never shorter while the domains move: the charts below stay under the pointer.
-    summaryHead.style.minHeight = `${summaryHead.offsetHeight}px`;
     summaryHead.textContent = said.head.join("\n") + "\n";
     pairTitle.textContent = said.title;
     pairLines.textContent = "\n" + said.pairs.join("\n");
+  }
+
+  // A step on a domain control repaints its chart at once (panel.ts); the matrices, the
+  // summary and the sync to Python follow after that frame is painted, once however many
+  // steps came in meanwhile (a held key, a drag). The timer stands in where no frame comes
+  // (a hidden page).
+  let settling: { frame: number; timer: ReturnType<typeof setTimeout> } | null = null;
+  function settle() {
+    if (settling) return;
+    const run = () => {
+      if (!settling) return;
+      cancelAnimationFrame(settling.frame);
+      clearTimeout(settling.timer);
+      settling = null;
+      recompute();
+      pushDomains();
+    };
+    settling = { frame: requestAnimationFrame(() => { setTimeout(run); }), timer: setTimeout(run, 100) };
   }
 
   function pushDomains() {
@@ -183,6 +207,7 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
 
   function applyDomains() {
     const domains = model.get("domains") ?? {};
+    let moved = false;
     for (const { panel, fam, data } of panels) {
       const d = decodeDomain(domains[fam.name]);
       if (!d) continue;
@@ -191,9 +216,13 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
       while (lo < g.length - 1 && g[lo] < d[0]) lo++;
       let hi = g.length - 1;
       while (hi > 0 && g[hi] > d[1]) hi--;
-      panel.setRange(lo, Math.max(lo, hi));
+      hi = Math.max(lo, hi);
+      const [a, b] = panel.range();
+      if (a === lo && b === hi) continue;  // the view's own change, come back: drawn already
+      panel.setRange(lo, hi);
+      moved = true;
     }
-    recompute();
+    if (moved || panels.some((p) => p.last === null)) recompute();
   }
 
   const selected = () => new Set(model.get("selected_sets") ?? []);
@@ -259,14 +288,15 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     panels = spec.families.map((fam) => {
       const data = readFamily(buffer, fam, spec.sets.length);
       const panel = createPanel(fam, spec.sets, `${spec.representation} / ${spec.distance}`,
-        data.grid, data.curves, () => { recompute(); pushDomains(); },
+        data.grid, data.curves, settle,
         () => { panel.highlight(selected()); drawn(); }, toggleSet, (family, side) => {
           status.textContent = `asking Python for more ${family} points…`;
           model.set("extend_request", { family, side, nonce: Date.now() });
           model.save_changes();
         }, data.envelope, spec.permutation ?? null, spec.finding_level ?? 0.95);
       grid.append(panel.el);
-      return { panel, fam, data, centred: centredOf(fam, data.curves, ruleContext(spec)) };
+      return { panel, fam, data, centred: centredOf(fam, data.curves, ruleContext(spec)),
+        last: null };
     });
     applyDomains();
     applySelection();
@@ -282,6 +312,14 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     const left = columns > 1 ? items.length % columns : 0;
     if (left > 0) items[items.length - 1].style.gridColumn = `span ${columns - left + 1}`;
   }
+  // The headline is never shorter while the domains move: the charts below stay under the
+  // pointer. Its height is read after layout (reading offsetHeight on every step forced a
+  // layout of the whole notebook on the input path).
+  const headSize = new ResizeObserver(([entry]) => {
+    const tallest = Math.max(parseFloat(summaryHead.style.minHeight) || 0, entry.contentRect.height);
+    if (tallest > 0) summaryHead.style.minHeight = `${tallest}px`;
+  });
+  headSize.observe(summaryHead);
   const gridSize = new ResizeObserver(() => fillLastRow());
   gridSize.observe(grid);
 
@@ -300,6 +338,12 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
     chooser.removeEventListener("change", choose);
     root.removeEventListener("focusin", suppressShortcuts);
     gridSize.disconnect();
+    headSize.disconnect();
+    if (settling) {
+      cancelAnimationFrame(settling.frame);
+      clearTimeout(settling.timer);
+      settling = null;
+    }
     panels.forEach(({ panel }) => panel.destroy());
     explain.destroy();
     root.remove();

@@ -85,6 +85,7 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
   const sds = centred && z !== null ? centred.map((reps) => replicateSd(reps.map(cut), hi - lo + 1))
     : null;
   const out: PairResult[] = [];
+  const bands = new Map<number, [Float64Array, Float64Array]>();
   for (let a = 0; a < curves.length; a++) {
     for (let b = 0; b < curves.length; b++) {
       if (a === b) continue;
@@ -118,9 +119,13 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
         : [new Float64Array(va.length), new Float64Array(va.length)];
       let confident: PairResult["confident"] = "no band";
       if (centred) {
-        const [lower, upper] = bandOfDifference(va, vb,
-          centred[a].map((r) => r.subarray(lo, hi + 1)), centred[b].map((r) => r.subarray(lo, hi + 1)),
-          rule.ci, true);
+        // The band of b − a is that of a − b negated (c, the bias and d change sign, the
+        // sd and z do not; IEEE negation is exact): each unordered pair is banded once.
+        const mirror = bands.get(b * curves.length + a);
+        const [lower, upper] = mirror ? [mirror[1].map((x) => -x), mirror[0].map((x) => -x)]
+          : bandOfDifference(va, vb, centred[a].map((r) => r.subarray(lo, hi + 1)),
+            centred[b].map((r) => r.subarray(lo, hi + 1)), rule.ci, true);
+        if (!mirror) bands.set(a * curves.length + b, [lower, upper]);
         confident = confidentVerdict(theta, lower.map((x, k) => x - below[k]),
           upper.map((x, k) => x + above[k]), m, axis, fam.step, rule.minShare);
       }

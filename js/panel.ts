@@ -1,5 +1,5 @@
 // One family's panel: a Vega-Lite chart of every set's curve, a two-handled
-// domain slider, and the dominance matrix for the current domain: each cell shows the
+// domain control (range.ts), and the dominance matrix for the current domain: each cell shows the
 // finding (what the samples support, verdict rule step 8), its title these samples' verdict.
 import embed, { type VisualizationSpec } from "vega-embed";
 import type { EventListenerHandler, View } from "vega";
@@ -11,7 +11,8 @@ import type { Permutation } from "./traits";
 import { readingOf, symbolOf, uncertaintyReason, type Curve, type PairResult } from "./pairs";
 import { amount, neededNote, percent } from "./wording";
 import { NO_UNCERTAINTY, NOT_DISTINGUISHABLE, type Finding } from "./verdict";
-import { CHART_CONFIG } from "./theme";
+import { CHART_CONFIG, TOOLTIP_OPTIONS } from "./theme";
+import { createRange } from "./range";
 
 /** What a matrix cell shows: the finding (verdict rule step 8). */
 const SYMBOL: Record<Finding, string> = { dominates: "≻", dominated: "≺", tied: "=", crosses: "×",
@@ -263,29 +264,22 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
 
   const sliders = document.createElement("div");
   sliders.className = "dp-sliders";
-  const label = document.createElement("output");
-  const inputs = ["lower", "upper"].map((end, k) => {
-    const input = document.createElement("input");
-    input.type = "range";
-    input.min = "0";
-    input.max = String(grid.length - 1);
-    input.step = "1";
-    input.value = String(k === 0 ? lo : hi);
-    input.setAttribute("aria-label", `${end} end of the ${fam.parameter} domain of ${fam.long_name}`);
-    const handler = () => {
-      const a = Number(inputs[0].value);
-      const b = Number(inputs[1].value);
-      lo = Math.min(a, b);
-      hi = Math.max(a, b);
+  // One control per family: a track with two handles, saying what it does.
+  const sym = symbolOf(fam);
+  const range = createRange({
+    max: grid.length - 1,
+    label: (a, b) => `compare over ${sym} ∈ [${fmt(grid[a])}, ${fmt(grid[b])}]`,
+    handleLabels: [`lower end of the ${sym} range ${fam.long_name} is compared over`,
+      `upper end of the ${sym} range ${fam.long_name} is compared over`],
+    valueText: (i) => `${sym} = ${fmt(grid[i])}`,
+    onChange(a, b) {
+      [lo, hi] = [a, b];
       showRange();
       onRange();
-    };
-    input.addEventListener("input", handler);
-    cleanups.push(() => input.removeEventListener("input", handler));
-    sliders.append(input);
-    return input;
+    },
   });
-  sliders.append(label);
+  cleanups.push(() => range.destroy());
+  sliders.append(range.el);
   // Families the registry marks extendable can grow: Python computes more points (kernel needed).
   if (fam.extendable) {
     for (const side of ["low", "high"] as const) {
@@ -319,7 +313,6 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
       label: `compared: ${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]` }];
   }
   function showRange() {
-    label.textContent = `${symbolOf(fam)} ∈ [${fmt(grid[lo])}, ${fmt(grid[hi])}]`;
     difference.show(chosen, lo, hi);
     if (view) {
       view.data("domain", domainRow());
@@ -331,7 +324,8 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     const rows = rowsOf(fam, sets, grid, curves);
     const spec = chartSpec(fam, sets, condition, rows, hoverRowsOf(fam, grid, curves), domainRow(),
       xDomain);
-    embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 /* errors only */ }).then((result) => {
+    embed(chart, spec, { actions: false, renderer: "svg", logLevel: 1 /* errors only */,
+      tooltip: TOOLTIP_OPTIONS }).then((result) => {
       if (destroyed) {  // cleaned up while Vega was still compiling: release it now
         result.view.finalize();
         return;
@@ -347,8 +341,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
         if (j >= i) {
           lo = i;
           hi = j;
-          inputs[0].value = String(lo);
-          inputs[1].value = String(hi);
+          range.set(lo, hi);
           showRange();
           onRange();
         }
@@ -418,8 +411,7 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
     setRange(a: number, b: number) {
       lo = Math.max(0, Math.min(a, b));
       hi = Math.min(grid.length - 1, Math.max(a, b));
-      inputs[0].value = String(lo);
-      inputs[1].value = String(hi);
+      range.set(lo, hi);
       showRange();
     },
     update(pairs: PairResult[]) {

@@ -27,7 +27,21 @@ export const THEME_STYLE = `
 .dp-explorer button:hover, .dp-explain button:hover { background: var(--dp-pressed); }
 .dp-explorer :focus-visible, .dp-explain :focus-visible { outline: 2px solid var(--dp-focus); outline-offset: 1px; }
 .dp-explorer input[type=range] { accent-color: var(--dp-focus); }
+/* vega-tooltip's box lives in <body>, outside the explorer: the page's variables directly
+   (TOOLTIP_OPTIONS names the theme, whose class is "dp-theme"). */
+#vg-tooltip-element.dp-theme {
+  color: var(--jp-ui-font-color1, var(--vscode-editor-foreground, CanvasText));
+  background-color: var(--jp-layout-color1, var(--vscode-editor-background, Canvas));
+  border: 1px solid var(--jp-border-color1, color-mix(in srgb, CanvasText 35%, transparent));
+  font-family: var(--jp-ui-font-family, system-ui, sans-serif);
+}
+#vg-tooltip-element.dp-theme td.key {
+  color: var(--jp-ui-font-color2, var(--vscode-descriptionForeground, color-mix(in srgb, CanvasText 72%, Canvas)));
+}
 `;
+
+/** vega-embed's tooltip options: the "dp" theme styled above. */
+export const TOOLTIP_OPTIONS = { theme: "dp" } as const;
 
 /** Vega-Lite config shared by every chart: no background of its own, text and axes in the
  *  container's colour. */

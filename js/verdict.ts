@@ -263,43 +263,66 @@ export function bandOfDifference(
   const alpha = (1 - ci) / 2;
   const lower = new Float64Array(K);
   const upper = new Float64Array(K);
-  const c = centredA.map((row, r) => Float64Array.from({ length: K }, (_, k) => row[k] - centredB[r][k]));
+  // Flat arrays and plain loops (this runs for every pair on every step of a domain
+  // control): the same operations in the same order as before, so the same numbers.
+  const c = new Float64Array(R * K); // replicate r's error of a - b at point k: c[r * K + k]
+  for (let r = 0; r < R; r++) {
+    const ra = centredA[r];
+    const rb = centredB[r];
+    for (let k = 0; k < K; k++) c[r * K + k] = ra[k] - rb[k];
+  }
   const d = (k: number) => (a[k] === b[k] ? 0 : a[k] - b[k]);
   if (!simultaneous) {
+    const reps = new Float64Array(R);
     for (let k = 0; k < K; k++) {
-      const reps = c.map((row) => row[k]);
+      for (let r = 0; r < R; r++) reps[r] = c[r * K + k];
       lower[k] = d(k) - quantile(reps, 1 - alpha);
       upper[k] = d(k) - quantile(reps, alpha);
     }
     return [lower, upper];
   }
   // Mean and sd in units of each point's largest error (squares of tiny or huge errors
-  // would underflow or overflow), as in Python.
-  const unit = pointScale(c, K);
-  const u = c.map((row) => row.map((x, k) => x / unit[k]));
+  // would underflow or overflow), as in Python (_point_scale).
+  const unit = new Float64Array(K);
+  const finite = new Uint8Array(K);
+  for (let k = 0; k < K; k++) {
+    let top = 0;
+    let all = 1;
+    for (let r = 0; r < R; r++) {
+      const x = c[r * K + k];
+      if (Number.isFinite(x)) top = Math.max(top, Math.abs(x));
+      else all = 0;
+    }
+    unit[k] = top > 0 ? top : 1;
+    finite[k] = all;
+  }
+  const u = new Float64Array(R * K);
+  for (let r = 0; r < R; r++) for (let k = 0; k < K; k++) u[r * K + k] = c[r * K + k] / unit[k];
   const bias = new Float64Array(K);
   const sd = new Float64Array(K);
-  const finite: boolean[] = [];
   for (let k = 0; k < K; k++) {
-    finite.push(c.every((row) => Number.isFinite(row[k])));
     if (!finite[k]) continue;
     let sum = 0;
-    for (let r = 0; r < R; r++) sum += u[r][k];
+    for (let r = 0; r < R; r++) sum += u[r * K + k];
     bias[k] = sum / R;
     if (R > 1) {
       let ss = 0;
-      for (let r = 0; r < R; r++) ss += (u[r][k] - bias[k]) ** 2;
+      for (let r = 0; r < R; r++) ss += (u[r * K + k] - bias[k]) ** 2;
       sd[k] = Math.sqrt(ss / (R - 1));
     }
   }
-  const spread = finite.map((f, k) => f && sd[k] > 0);
   let z = 0;
-  if (spread.some((x) => x)) {
-    const maxima = u.map((row) => {
+  let spreads = false;
+  for (let k = 0; k < K; k++) if (finite[k] && sd[k] > 0) spreads = true;
+  if (spreads) {
+    const maxima = new Float64Array(R);
+    for (let r = 0; r < R; r++) {
       let top = -Infinity;
-      for (let k = 0; k < K; k++) if (spread[k]) top = Math.max(top, Math.abs(row[k] - bias[k]) / sd[k]);
-      return top;
-    });
+      for (let k = 0; k < K; k++) {
+        if (finite[k] && sd[k] > 0) top = Math.max(top, Math.abs(u[r * K + k] - bias[k]) / sd[k]);
+      }
+      maxima[r] = top;
+    }
     z = quantile(maxima, ci);
   }
   for (let k = 0; k < K; k++) {

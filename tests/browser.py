@@ -41,6 +41,16 @@ LAUNCH_ARGS = [
 PAGE = (Path(__file__).resolve().parents[1] / "js" / "tests" / "explorer_page.html").read_text()
 
 
+def settled(page) -> None:
+    """Wait until the explorer has followed the last domain step: the matrices, the summary
+    and the synced domains are redrawn after the chart's next frame (js/explorer.ts), so
+    after a frame and two tasks they are."""
+    page.evaluate(
+        "() => new Promise((done) =>"
+        " requestAnimationFrame(() => setTimeout(() => setTimeout(done))))"
+    )
+
+
 def write_page(folder: Path, bundle: Path, state: dict) -> None:
     """The test page, the bundle and the widget state, side by side in ``folder``."""
     shutil.copy(bundle, folder / "widget.js")

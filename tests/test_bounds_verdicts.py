@@ -19,7 +19,15 @@ from diversity_profiles._accessor import conditions_of
 from diversity_profiles.comparison._summary import summary
 from diversity_profiles.display._explorer import ProfileExplorer
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, view_summary_lines, write_page
+from .browser import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    block_outside,
+    serve,
+    settled,
+    view_summary_lines,
+    write_page,
+)
 
 BUNDLE = Path(dp.__file__).parent / "static" / "widget.js"
 T = np.geomspace(0.1, 10.0, 41)  # magnitude's scale t, a log axis; ln t is symmetric about 0
@@ -266,6 +274,7 @@ def test_large_tree_in_the_explorer_and_the_report(large_tree, tmp_path):
         lower.focus()
         for _ in range(4):
             page.keyboard.press("ArrowRight")
+        settled(page)
         assert _matrices(page) == _expected(narrowed)
         assert blocked == []
         # The report: the same explorer offline, and the summary in its text.

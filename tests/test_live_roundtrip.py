@@ -39,7 +39,11 @@ RESET = 'explorer.domains = {"magnitude": [float(grid[0]), float(grid[-1])]}'
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_code_cell(RESET)]
+        cells=[  # under a heading: ArrowLeft in the notebook collapses it (and the explorer)
+            nbformat.v4.new_markdown_cell("# Explorer"),
+            nbformat.v4.new_code_cell(SETUP),
+            nbformat.v4.new_code_cell(RESET),
+        ]
     )
     nb.metadata["kernelspec"] = {
         "name": "python3",
@@ -93,7 +97,7 @@ def test_slider_reaches_the_kernel_and_the_kernel_reaches_the_slider(lab):
         page.wait_for_function(f"document.querySelector('{slider}').max === '29'", timeout=30_000)
 
         # Python -> browser: run the RESET cell again; the slider returns to the start.
-        page.locator(".jp-Cell").nth(1).click()
+        page.locator(".jp-Cell").nth(2).click()
         page.keyboard.press("Shift+Enter")
         page.wait_for_function(f"document.querySelector('{slider}').value === '0'", timeout=20_000)
         browser.close()
@@ -153,4 +157,96 @@ def test_vendi_domain_to_q_infinity_and_back_keeps_kernel_and_view_in_step(lab):
             ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
         )
         assert errors.count() == 0, errors.all_inner_texts()
+        browser.close()
+
+
+def test_range_handles_take_the_keys_inside_jupyterlab(lab):
+    # A handle of the one two-handled control, focused inside the live explorer: Arrow keys,
+    # Home and End move the domain (the label, and explorer.domains in the kernel), and the
+    # notebook acts on none of them (the widget marks the focused control
+    # data-lm-suppress-shortcuts: ArrowUp moved to the previous cell, ArrowLeft collapsed
+    # the heading above and hid the explorer).
+    url, root = lab
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        block_outside(page, url)
+        page.goto(f"{url}/lab/tree/live.ipynb")
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        page.wait_for_timeout(2000)
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        section = "section[data-family=circles]"
+        page.wait_for_selector(f"{section} svg .mark-line path", timeout=90_000)
+        domains_file = root / "domains.json"
+        deadline = time.monotonic() + 30
+        while not domains_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        code = 'import json; print(json.dumps(tree["line/euclidean"].tau.values.tolist()))'
+        tau = json.loads(
+            page.evaluate(  # the grid as the kernel holds it, from the kernel
+                """async (code) => {
+                  const nb = window.jupyterapp.shell.currentWidget;
+                  const future = nb.sessionContext.session.kernel.requestExecute({ code });
+                  let out = '';
+                  future.onIOPub = (msg) => {
+                    if (msg.header.msg_type === 'stream') out += msg.content.text;
+                  };
+                  await future.done;
+                  return out;
+                }""",
+                code,
+            )
+        )
+        n = len(tau)
+        label = page.locator(f"{section} .dp-range-label")
+        lower, upper = page.locator(f"{section} .dp-range input[type=range]").all()
+
+        def three(x):
+            return f"{float(f'{x:.3g}'):g}"
+
+        def kernel_sees(lo, hi):
+            want = [tau[lo], tau[hi]]
+            deadline = time.monotonic() + 20
+            seen = None
+            while time.monotonic() < deadline:
+                seen = json.loads(domains_file.read_text()).get("circles")
+                if seen == want:
+                    return
+                time.sleep(0.2)
+            raise AssertionError(f"the kernel holds circles {seen}, the view shows {want}")
+
+        def shows(lo, hi):
+            assert label.inner_text() == f"compare over τ ∈ [{three(tau[lo])}, {three(tau[hi])}]"
+            kernel_sees(lo, hi)
+
+        active = "window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+        collapsed = (  # a heading folded by the notebook (the explorer's cell hidden under it)
+            "window.jupyterapp.shell.currentWidget.content.widgets"
+            ".some((w) => w.headingCollapsed || w.isHidden)"
+        )
+        lower.focus()  # focus inside a cell's output makes that cell the active one
+        cell_before = page.evaluate(active)
+        assert cell_before == 1
+        for key, lo, hi in (("ArrowRight", 1, n - 1), ("ArrowRight", 2, n - 1),
+                            ("ArrowLeft", 1, n - 1), ("End", n - 1, n - 1),
+                            ("Home", 0, n - 1)):  # fmt: skip
+            page.keyboard.press(key)
+            shows(lo, hi)
+            assert page.evaluate(active) == cell_before
+            assert not page.evaluate(collapsed)
+            assert page.locator(f"{section} svg").is_visible()
+        upper.focus()
+        for key, hi in (("ArrowLeft", n - 2), ("Home", 0), ("End", n - 1)):
+            page.keyboard.press(key)
+            shows(0, hi)
+            assert page.evaluate(active) == cell_before
+            assert not page.evaluate(collapsed)
+        assert page.evaluate("document.activeElement.dataset.end") == "upper"
+        # The check can fail: the same key on the heading cell, in command mode, collapses it.
+        page.locator(".jp-Cell").nth(0).click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function(collapsed, timeout=5_000)
+        assert not page.locator(f"{section} svg").is_visible()
         browser.close()

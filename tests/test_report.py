@@ -11,6 +11,7 @@ from .browser import (
     LOCAL_FILE,
     block_outside,
     compare_as_the_view_does,
+    settled,
     summary_lines,
     view_summary_lines,
 )
@@ -61,6 +62,7 @@ def test_report_opens_offline_and_stays_interactive(tree, tmp_path, monkeypatch)
         assert page.get_attribute(cell, "data-point") == "crosses"
         page.locator("#explorer section[data-family=magnitude] input[type=range]").first.focus()
         page.keyboard.press("End")
+        settled(page)
         assert page.get_attribute(cell, "data-point") == "dominates"
         assert page.get_attribute(cell, "data-verdict") == str(
             last["line/euclidean"].finding.sel(**at).values

@@ -15,7 +15,7 @@ from playwright.sync_api import sync_playwright
 
 from diversity_profiles import sharing
 
-from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve
+from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, settled
 from .conftest import XSS
 
 HOSTILE = "<!--<script>" + XSS
@@ -85,6 +85,7 @@ def test_exported_html_renders_offline_and_a_slider_changes_a_verdict(exported):
         lower = page.locator("section[data-family=magnitude] input[type=range]").first
         lower.focus()
         page.keyboard.press("End")  # the domain shrinks to the largest scale: A is ahead there
+        settled(page)
         assert page.get_attribute(cell, "data-point") == "dominates"
         assert (
             page.get_by_text(HOSTILE).count() > 0 and page.locator(".dp-explorer img").count() == 0

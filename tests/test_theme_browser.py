@@ -1,7 +1,8 @@
 """The explorer follows the notebook's theme: every piece of text it draws — headings,
 matrices, legends, summary, buttons and the charts' SVG text — is readable (WCAG contrast
 ≥ 4.5:1) under JupyterLab's own Light and Dark theme stylesheets, read from the installed
-JupyterLab, in Debian's Chromium.
+JupyterLab, in Debian's Chromium; so is the charts' hover tooltip (vega-tooltip's box, drawn
+in the page's body), on the theme's own background.
 
 Contrast is measured in the page: each text's computed colour, alpha-composited over the
 backgrounds of its ancestors down to the page's (JupyterLab's --jp-layout-color0), then
@@ -22,7 +23,7 @@ from .test_widget_browser import BUNDLE
 THEMES = Path(jupyterlab.__file__).parent / "themes" / "@jupyterlab"
 
 #: Every text the explorer shows, with its colour and the colour behind it.
-MEASURE = """() => {
+MEASURE = """(selector) => {
   const canvas = document.createElement("canvas").getContext("2d");
   const rgba = (css) => {  // any CSS colour -> [r, g, b, a] in 0..1, via the canvas
     canvas.clearRect(0, 0, 1, 1);
@@ -49,7 +50,7 @@ MEASURE = """() => {
     .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
     .reduce((s, c, k) => s + c * [0.2126, 0.7152, 0.0722][k], 0);
   const out = [];
-  const root = document.querySelector(".dp-explorer");
+  const root = document.querySelector(selector || ".dp-explorer");
   for (const el of root.querySelectorAll("*")) {
     const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
     if (!own || !el.getClientRects().length) continue;
@@ -86,8 +87,28 @@ def test_every_text_is_readable_in_jupyterlab_light_and_dark(paper_tree, tmp_pat
         page.wait_for_selector("section[data-family=vendi] svg .mark-line path")
         page.wait_for_selector("section[data-family=vendi] svg text")
         texts = page.evaluate(MEASURE)
+        # The hover tooltip: over the middle of the shaded domain, away from the curves.
+        shade = page.locator("section[data-family=vendi] svg .layer_0_marks path").first
+        shade.scroll_into_view_if_needed()
+        box = shade.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 20)
+        page.wait_for_selector("#vg-tooltip-element.visible")
+        tip = page.evaluate(MEASURE, "#vg-tooltip-element")
+        # Its background is the theme's (a white box on Dark before).
+        backgrounds = page.evaluate("""() => {
+          const probe = document.createElement("div");
+          probe.style.background = "var(--jp-layout-color1)";
+          document.body.append(probe);
+          const theme = getComputedStyle(probe).backgroundColor;
+          probe.remove();
+          return [getComputedStyle(document.querySelector("#vg-tooltip-element"))
+            .backgroundColor, theme];
+        }""")
         page.screenshot(path=str(tmp_path / f"{theme}.png"), full_page=True)
         browser.close()
     assert len(texts) > 50 and any(t["tag"] == "text" for t in texts)  # charts' SVG too
     unreadable = [t for t in texts if t["ratio"] < 4.5]
     assert unreadable == [], unreadable[:10]
+    assert len(tip) >= 3  # the heading, and a name and value per set
+    assert [t for t in tip if t["ratio"] < 4.5] == []
+    assert backgrounds[0] == backgrounds[1]

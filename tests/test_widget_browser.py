@@ -23,6 +23,7 @@ from .browser import (
     block_outside,
     compare_as_the_view_does,
     serve,
+    settled,
     summary_lines,
     view_summary_lines,
     write_page,
@@ -127,6 +128,7 @@ def test_slider_from_the_keyboard_changes_the_verdict_as_compare_does(page, tree
     lower.focus()
     for _ in range(k):
         pg.keyboard.press("ArrowRight")
+    settled(pg)
     assert cell(pg, "magnitude") == "dominates"
     assert cell(pg, "magnitude", "verdict") == str(expected.finding.values)
     saved = pg.evaluate("window.__saved.at(-1)")
@@ -148,6 +150,7 @@ def test_brushing_an_x_range_moves_the_slider(page, tree):
     pg.mouse.down()
     pg.mouse.move(box["x"] + 0.9 * box["width"], y, steps=5)
     pg.mouse.up()
+    settled(pg)
     lower, upper = pg.locator("section[data-family=circles] input[type=range]").all()
     assert 0 < int(lower.input_value()) < int(upper.input_value())
     tau = tree["line/euclidean"].tau.values
@@ -179,12 +182,72 @@ def test_hostile_labels_are_text_not_markup(page):
         assert XSS in cells.nth(k).get_attribute("title")
 
 
-def test_sliders_are_labelled_for_assistive_technology(page):
+def _three(x: float) -> str:
+    """A parameter value as the view writes it: 3 significant figures, ∞ for infinity."""
+    return "∞" if np.isinf(x) else f"{float(f'{x:.3g}'):g}"
+
+
+def test_each_domain_is_one_two_handled_control(page, tree):
+    """One labelled control per family: two handles on one track, keyboard-operable
+    (Arrow keys, PageUp/PageDown, Home, End) and draggable, the handles never crossing."""
     pg, _, _ = page
-    label = pg.locator("section[data-family=vendi] input[type=range]").first.get_attribute(
-        "aria-label"
+    q = tree["line/euclidean"].q.values
+    n = len(q)
+    group = pg.locator("section[data-family=vendi] .dp-range[role=group]")
+    assert group.count() == 1
+    lower, upper = group.locator("input[type=range]").all()
+    assert lower.get_attribute("aria-label") == (
+        "lower end of the q range Vendi score is compared over"
     )
-    assert label == "lower end of the q domain of Vendi score"
+    assert upper.get_attribute("aria-label") == (
+        "upper end of the q range Vendi score is compared over"
+    )
+
+    def shown():
+        label = f"compare over q ∈ [{_three(q[int(lower.input_value())])}, "
+        label += f"{_three(q[int(upper.input_value())])}]"
+        assert group.get_attribute("aria-label") == label
+        assert group.locator(".dp-range-label").inner_text() == label
+        return int(lower.input_value()), int(upper.input_value())
+
+    assert shown() == (0, n - 1)
+    assert upper.get_attribute("aria-valuetext") == f"q = {_three(q[-1])}"
+    lower.focus()
+    pg.keyboard.press("ArrowRight")
+    assert shown() == (1, n - 1)
+    assert lower.get_attribute("aria-valuetext") == f"q = {_three(q[1])}"
+    pg.keyboard.press("End")  # the lower end stops at the upper one
+    assert shown() == (n - 1, n - 1)
+    pg.keyboard.press("ArrowRight")
+    assert shown() == (n - 1, n - 1)
+    upper.focus()
+    pg.keyboard.press("Home")  # nor does the upper end pass the lower one
+    assert shown() == (n - 1, n - 1)
+    lower.focus()
+    pg.keyboard.press("Home")
+    upper.focus()
+    pg.keyboard.press("PageDown")  # a larger step than an arrow's
+    pg.keyboard.press("ArrowLeft")
+    lo, hi = shown()
+    assert lo == 0 and hi < n - 2
+    settled(pg)
+    saved = pg.evaluate("window.__saved.at(-1)")["vendi"]
+    assert saved == pytest.approx([q[0], q[hi]])
+    # The pointer: the nearer handle follows it along the track.
+    track = group.locator(".dp-range-track")
+    track.scroll_into_view_if_needed()
+    box = track.bounding_box()
+    y = box["y"] + box["height"] / 2
+    pg.mouse.move(box["x"] + 7, y)  # the lower handle's centre
+    pg.mouse.down()
+    pg.mouse.move(box["x"] + box["width"] / 2, y, steps=4)
+    pg.mouse.up()
+    half = round((box["width"] / 2 - 7) / (box["width"] - 14) * (n - 1))
+    assert shown() == (min(half, hi), hi)
+    pg.mouse.click(box["x"] + box["width"] - 7, y)  # beyond the upper end: it comes along
+    assert shown() == (min(half, hi), n - 1)
+    pg.evaluate("window.__model.set('domains', {vendi: [0, 'inf']})")
+    assert shown() == (0, n - 1)
 
 
 def test_clicking_a_set_highlights_it_everywhere_and_syncs_selected_sets(page):

@@ -24,6 +24,7 @@ from .browser import (
     block_outside,
     compare_as_the_view_does,
     serve,
+    settled,
     summary_lines,
     view_summary_lines,
     write_page,
@@ -128,6 +129,7 @@ def test_findings_and_verdicts_match_compare_on_full_and_narrowed_domains(
     lower.focus()
     for _ in range(6):
         pg.keyboard.press("ArrowRight")
+    settled(pg)
     domains = {"vendi": (q[6], q[-1])}
     narrowed = compare_as_the_view_does(banded_tree, domains, monkeypatch)
     assert _matrices(pg) == _expected(narrowed[PATH], labels)
