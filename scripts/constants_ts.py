@@ -25,7 +25,11 @@ OUTPUT = ROOT / "js" / "constants.ts"
 
 #: (module, name, what it is), in the order of js/constants.ts.
 CONSTANTS = (
-    ("display._constants", "PALETTE", "Colours of the sets, in order (scripts/palette.py chose them)."),
+    (
+        "display._constants",
+        "PALETTE",
+        "Colours of the sets, in order (scripts/palette.py chose them).",
+    ),
     ("display._constants", "MIME_TYPE", "Carried by every explorer display; read by the "
      "JupyterLab extension."),
     ("comparison._verdict", "RTOL", "Default relative tolerance of a tie."),

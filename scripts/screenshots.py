@@ -16,15 +16,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import jupyterlab  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
-from tests.browser import CHROMIUM, LAUNCH_ARGS, PAGE, block_outside, serve, write_page  # noqa: E402
+from tests.browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_themed_page  # noqa: E402
 
 import diversity_profiles as dp  # noqa: E402
 from diversity_profiles.demo import digit_sets  # noqa: E402
 
 BUNDLE = ROOT / "src" / "diversity_profiles" / "static" / "widget.js"
-THEMES = Path(jupyterlab.__file__).parent / "themes" / "@jupyterlab"
 
 
 def main() -> None:
@@ -33,15 +31,7 @@ def main() -> None:
     for theme in ("light", "dark"):
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
-            css = (THEMES / f"theme-{theme}-extension" / "index.css").read_text("utf-8")
-            (folder / "theme.css").write_text(css, "utf-8")
-            write_page(folder, BUNDLE, state)
-            (folder / "index.html").write_text(PAGE.replace(
-                "<title>explorer test</title>",
-                '<title>explorer test</title><link rel="stylesheet" href="theme.css">'
-                "<style>body { background: var(--jp-layout-color0); "
-                "color: var(--jp-ui-font-color1); }</style>",
-            ))  # fmt: skip
+            write_themed_page(folder, BUNDLE, state, theme)
             with serve(folder) as url, sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})

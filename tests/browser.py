@@ -60,6 +60,25 @@ def write_page(folder: Path, bundle: Path, state: dict) -> None:
     (folder / "index.html").write_text(PAGE)
 
 
+def write_themed_page(folder: Path, bundle: Path, state: dict, theme: str) -> None:
+    """:func:`write_page` under the installed JupyterLab's own ``theme`` stylesheet
+    ("light" or "dark"), the page's background and text taken from it as JupyterLab does."""
+    import jupyterlab
+
+    themes = Path(jupyterlab.__file__).parent / "themes" / "@jupyterlab"
+    css = (themes / f"theme-{theme}-extension" / "index.css").read_text("utf-8")
+    (folder / "theme.css").write_text(css, "utf-8")
+    write_page(folder, bundle, state)
+    (folder / "index.html").write_text(
+        PAGE.replace(
+            "<title>explorer test</title>",
+            '<title>explorer test</title><link rel="stylesheet" href="theme.css">'
+            "<style>body { background: var(--jp-layout-color0); "
+            "color: var(--jp-ui-font-color1); }</style>",
+        )
+    )
+
+
 @contextlib.contextmanager
 def serve(folder: Path):
     """A loopback HTTP server for ``folder``; yields its base URL."""

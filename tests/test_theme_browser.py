@@ -9,18 +9,14 @@ backgrounds of its ancestors down to the page's (JupyterLab's --jp-layout-color0
 WCAG 2's relative luminance and contrast ratio.
 """
 
-from pathlib import Path
 
-import jupyterlab
 import pytest
 from playwright.sync_api import sync_playwright
 
 from diversity_profiles.display._explorer import ProfileExplorer
 
-from .browser import CHROMIUM, LAUNCH_ARGS, PAGE, block_outside, serve, write_page
+from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, serve, write_themed_page
 from .test_widget_browser import BUNDLE
-
-THEMES = Path(jupyterlab.__file__).parent / "themes" / "@jupyterlab"
 
 #: Every text the explorer shows, with its colour and the colour behind it.
 MEASURE = """(selector) => {
@@ -68,16 +64,7 @@ MEASURE = """(selector) => {
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_every_text_is_readable_in_jupyterlab_light_and_dark(paper_tree, tmp_path, theme):
-    css = (THEMES / f"theme-{theme}-extension" / "index.css").read_text("utf-8")
-    (tmp_path / "theme.css").write_text(css, "utf-8")
-    page_html = PAGE.replace(
-        "<title>explorer test</title>",
-        '<title>explorer test</title><link rel="stylesheet" href="theme.css">'
-        "<style>body { background: var(--jp-layout-color0); "
-        "color: var(--jp-ui-font-color1); }</style>",
-    )
-    write_page(tmp_path, BUNDLE, ProfileExplorer(paper_tree).get_state())
-    (tmp_path / "index.html").write_text(page_html)
+    write_themed_page(tmp_path, BUNDLE, ProfileExplorer(paper_tree).get_state(), theme)
     with serve(tmp_path) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -88,28 +88,23 @@ def read_embeddings(path: Path) -> np.ndarray:
     return arr
 
 
-def _n_boot(value: str) -> int | str:
-    """--n-boot: "auto" or a count."""
-    if value == "auto":
-        return value
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be 'auto', 0 or a number of replicates >= 2, not {value!r}"
-        ) from None
+def _auto_or_int(expected: str):
+    """An argparse type: "auto", or an int (its range checked by profiles)."""
+
+    def parse(value: str) -> int | str:
+        if value == "auto":
+            return value
+        try:
+            return int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {expected}, not {value!r}") from None
+
+    return parse
 
 
-def _n_points(value: str) -> int | str:
-    """--n-points: "auto" (adaptive grids) or a fixed grid size (checked by profiles)."""
-    if value == "auto":
-        return value
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be 'auto' or a number of grid points (5 to 10000), not {value!r}"
-        ) from None
+#: --n-boot: "auto" or a count; --n-points: "auto" (adaptive grids) or a fixed grid size.
+_n_boot = _auto_or_int("'auto', 0 or a number of replicates >= 2")
+_n_points = _auto_or_int("'auto' or a number of grid points (5 to 10000)")
 
 
 def _progress(message: str) -> None:
