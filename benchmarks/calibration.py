@@ -129,6 +129,11 @@ def draw(name: str, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {"A": X[a], "B": X[rng.choice(rest, n, replace=False)]}
 
 
+#: Grid points per family: 40 (the published table) or "auto" (today's default, adaptive
+#: grids) with --n-points auto. A module setting, read in the worker processes it forks.
+N_POINTS: int | str = 40
+
+
 def one_repetition(task: tuple) -> dict:
     """The defaults' findings, the point verdicts and (optionally) the permutation test on
     one fresh pair."""
@@ -146,7 +151,7 @@ def one_repetition(task: tuple) -> dict:
         profiler = dp.Profiler(
             sets, representation="x", distance=distance, circles_method="greedy", seed=rep
         )
-        tree = profiler.profiles(families=FAMILIES, n_points=40, max_seconds=None)
+        tree = profiler.profiles(families=FAMILIES, n_points=N_POINTS, max_seconds=None)
         seconds = time.perf_counter() - start
         res = dp.compare(tree)[profiler.condition].sel(set_a="A", set_b="B")
         out = {
@@ -286,12 +291,22 @@ def main() -> None:
         nargs="*",
         help="run only the jobs of these n, keeping the other results already in the file",
     )
+    parser.add_argument(
+        "--n-points", default="40", help="grid points per family: 40, or 'auto' (the default's)"
+    )
+    parser.add_argument("--reps-cap", type=int, default=0, help="at most this many repetitions")
     args = parser.parse_args()
+    global N_POINTS
+    N_POINTS = args.n_points if args.n_points == "auto" else int(args.n_points)
     jobs = plan(args.quick, args.permutations)
+    if args.reps_cap:
+        jobs = [(s, n, min(reps, args.reps_cap), R) for s, n, reps, R in jobs]
     if args.sizes:
         jobs = [job for job in jobs if job[1] in args.sizes]
     start = time.perf_counter()
     name = "calibration_results-quick.json" if args.quick else "calibration_results.json"
+    if N_POINTS != 40:  # another grid: its own file, beside the published table's
+        name = name.replace(".json", f"-n_points-{N_POINTS}.json")
     path = Path(__file__).with_name(name)
     kept: list[dict] = []
     if args.sizes and path.exists():  # the other sizes' results stay
@@ -309,11 +324,14 @@ def main() -> None:
                 "machine": _machine(),
                 "command": "python benchmarks/calibration.py"
                 + (" --quick" if args.quick else "")
-                + (" --sizes " + " ".join(map(str, args.sizes)) if args.sizes else ""),
+                + (" --sizes " + " ".join(map(str, args.sizes)) if args.sizes else "")
+                + (f" --n-points {N_POINTS}" if N_POINTS != 40 else "")
+                + (f" --reps-cap {args.reps_cap}" if args.reps_cap else ""),
                 "alpha": ALPHA,
-                "n_points": 40,
+                "n_points": N_POINTS,
                 "families_profiled": FAMILIES,
-                "note": "defaults of dp.profiles except circles_method='greedy' and n_points=40; "
+                "note": f"defaults of dp.profiles except circles_method='greedy' and "
+                f"n_points={N_POINTS!r}; "
                 "a claim is a finding of dominates, dominated or crosses in some family",
                 "wall_seconds": time.perf_counter() - start,
                 "complete": len(results) == len(kept) + len(jobs),
