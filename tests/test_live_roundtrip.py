@@ -55,30 +55,42 @@ def lab(tmp_path_factory):
         yield url, root
 
 
+def _open_and_run(p, url: str, family: str):
+    """Chromium on the live notebook with every cell run, once ``family``'s chart is
+    drawn: (browser, page)."""
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    block_outside(page, url)
+    page.goto(f"{url}/lab/tree/live.ipynb")
+    page.wait_for_function("window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.wait_for_timeout(2000)  # let the kernel start before running the cells
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_selector(f"section[data-family={family}] svg .mark-line path", timeout=90_000)
+    return browser, page
+
+
+def _first_domains(root) -> dict:
+    """The kernel's explorer.domains, once the notebook's RESET cell has written them."""
+    domains_file = root / "domains.json"
+    deadline = time.monotonic() + 30  # the RESET cell runs after the view appears
+    while not domains_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return json.loads(domains_file.read_text())
+
+
 def test_slider_reaches_the_kernel_and_the_kernel_reaches_the_slider(lab):
     url, root = lab
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        block_outside(page, url)
-        page.goto(f"{url}/lab/tree/live.ipynb")
-        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        page.wait_for_timeout(2000)  # let the kernel start before running the cells
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        browser, page = _open_and_run(p, url, "magnitude")
         slider = "section[data-family=magnitude] input[type=range]"
-        page.wait_for_selector(slider, timeout=90_000)
-        page.wait_for_selector("section[data-family=magnitude] svg .mark-line path", timeout=30_000)
         # The extension's renderer handed over to the live widget: one explorer, with a kernel.
         page.wait_for_timeout(500)
         assert page.locator(".dp-mime-explorer").count() == 1
         assert page.locator(".dp-explorer").count() == 1
         assert page.locator(".dp-explorer.dp-offline").count() == 0
         domains_file = root / "domains.json"
-        deadline = time.monotonic() + 30  # the RESET cell ran after the view appeared
-        while not domains_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        first = json.loads(domains_file.read_text())
+        first = _first_domains(root)
 
         lower = page.locator(slider).first
         lower.focus()
@@ -109,20 +121,10 @@ def test_vendi_domain_to_q_infinity_and_back_keeps_kernel_and_view_in_step(lab):
     # time, with no error (it raised a TypeError on every move when ∞ arrived as null).
     url, root = lab
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        block_outside(page, url)
-        page.goto(f"{url}/lab/tree/live.ipynb")
-        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        page.wait_for_timeout(2000)
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        browser, page = _open_and_run(p, url, "vendi")
         slider = "section[data-family=vendi] input[type=range]"
-        page.wait_for_selector("section[data-family=vendi] svg .mark-line path", timeout=90_000)
         domains_file = root / "domains.json"
-        deadline = time.monotonic() + 30
-        while not domains_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        _first_domains(root)
 
         def kernel_sees(want):
             deadline = time.monotonic() + 20
@@ -168,20 +170,10 @@ def test_range_handles_take_the_keys_inside_jupyterlab(lab):
     # the heading above and hid the explorer).
     url, root = lab
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        block_outside(page, url)
-        page.goto(f"{url}/lab/tree/live.ipynb")
-        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        page.wait_for_timeout(2000)
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        browser, page = _open_and_run(p, url, "circles")
         section = "section[data-family=circles]"
-        page.wait_for_selector(f"{section} svg .mark-line path", timeout=90_000)
         domains_file = root / "domains.json"
-        deadline = time.monotonic() + 30
-        while not domains_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        _first_domains(root)
         code = 'import json; print(json.dumps(tree["line/euclidean"].tau.values.tolist()))'
         tau = json.loads(
             page.evaluate(  # the grid as the kernel holds it, from the kernel
