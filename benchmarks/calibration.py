@@ -3,8 +3,10 @@
 For each repetition a fresh pair of sets is profiled with the defaults of ``dp.profiles``
 (``n_boot="auto"``: multiplier draws of each sample's influence, half-sample replicates for
 Circles and richness when they fit) and compared with ``dp.compare``. A difference is
-*claimed* when some family's ``finding`` is "dominates", "dominated" or "crosses" (what the
-summary, the explorer and the report present as a finding). Beside it, on the same pairs:
+*claimed* when some family's ``finding`` is "dominates", "dominated" or "crosses", or a pair
+not distinguishable over the whole domain is ordered on part of it (``part_side``, verdict
+rule step 9): what the summary, the explorer and the report present as a finding. Beside
+it, on the same pairs:
 
 - the point verdicts (``verdict``: what the tool led with before findings): a difference
   when some family is not "tied";
@@ -56,7 +58,9 @@ ALPHA = 0.05
 DIM = 32
 FAMILIES = ["vendi", "magnitude", "circles", "energy", "average_distance", "richness"]
 PERMUTED = ["vendi", "magnitude", "energy", "average_distance", "richness"]  # not circles: time
-CLAIMS = ("dominates", "dominated", "crosses")
+#: A finding over the whole domain, or on part of it (verdict rule step 9: a pair not
+#: distinguishable over the domain whose band orders it on some of it).
+CLAIMS = ("dominates", "dominated", "crosses", "dominates on part", "dominated on part")
 
 SCENARIOS = {  # name -> (distance, same distribution?)
     "gmm32 euclidean": ("euclidean", True),
@@ -154,9 +158,11 @@ def one_repetition(task: tuple) -> dict:
         tree = profiler.profiles(families=FAMILIES, n_points=N_POINTS, max_seconds=None)
         seconds = time.perf_counter() - start
         res = dp.compare(tree)[profiler.condition].sel(set_a="A", set_b="B")
+        sides = res.part_side.values if "part_side" in res else np.full(res.family.size, np.nan)
         out = {
             "finding": {
-                str(f): str(v) for f, v in zip(res.family.values, res.finding.values, strict=True)
+                str(f): _with_part(str(v), float(side))
+                for f, v, side in zip(res.family.values, res.finding.values, sides, strict=True)
             },
             "verdict": {
                 str(f): str(v) for f, v in zip(res.family.values, res.verdict.values, strict=True)
@@ -178,6 +184,13 @@ def one_repetition(task: tuple) -> dict:
             )[profiler.condition].sel(set_a="A", set_b="B")
             out["p_holm_min"] = float(test.p_holm.min())
     return out
+
+
+def _with_part(finding: str, side: float) -> str:
+    """A finding, with "dominates on part" / "dominated on part" for step 9's."""
+    if finding == "not distinguishable" and np.isfinite(side):
+        return "dominates on part" if side > 0 else "dominated on part"
+    return finding
 
 
 def _rate(count: int, reps: int) -> dict:
@@ -332,7 +345,8 @@ def main() -> None:
                 "families_profiled": FAMILIES,
                 "note": f"defaults of dp.profiles except circles_method='greedy' and "
                 f"n_points={N_POINTS!r}; "
-                "a claim is a finding of dominates, dominated or crosses in some family",
+                "a claim is a finding of dominates, dominated or crosses in some family, or an "
+                "order on part of the domain (step 9)",
                 "wall_seconds": time.perf_counter() - start,
                 "complete": len(results) == len(kept) + len(jobs),
                 "results": results,

@@ -41,6 +41,8 @@ const STYLE = `
 .dp-explorer .dp-matrix td[data-verdict="dominated"] { color: var(--dp-bad); }
 .dp-explorer .dp-matrix td[data-verdict="not distinguishable"],
 .dp-explorer .dp-matrix td[data-verdict="no uncertainty"] { color: var(--dp-muted); }
+.dp-explorer .dp-matrix td[data-part="dominates"] { color: var(--dp-good); }
+.dp-explorer .dp-matrix td[data-part="dominated"] { color: var(--dp-bad); }
 .dp-explorer .dp-legend { color: var(--dp-muted); font-size: 12px; max-width: 340px; margin: 4px 0 0;
   padding: 0; list-style: none; display: flex; flex-wrap: wrap; gap: 2px 12px; }
 .dp-explorer .dp-legend .dp-symbol { font-size: 16px; color: var(--dp-fg); }

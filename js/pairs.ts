@@ -7,7 +7,7 @@ import type { ExplorerSpec, FamilySpec } from "./model";
 import type { Reading } from "./wording";
 import {
   bandOfDifference, boundsVerdict, bracketReach, centredReplicates, combinedSd, confidentVerdict, crossings,
-  finding, widenedSd,
+  finding, findingParts, widenedSd,
   margins, marginVerdict, NO_UNCERTAINTY, NOT_DISTINGUISHABLE, replicateSd, samplesNeeded,
   separationSigns, shareAhead, signs, subsampleScale, tieTolerance, verdictOf,
   type BoundedVerdict, type ConfidentVerdict, type Finding,
@@ -38,6 +38,10 @@ export interface PairResult {
   // it is read at, the lead and the family-wise noise there (samples, or relative); NaN if none.
   nNeeded: number; neededAt: number; leadAt: number; noiseAt: number;
   leadSide: number; // +1: a leads (the side nNeeded would make confident), -1: b; NaN if none
+  /** Step 9, for a pair not distinguishable over this domain: +1 where a is confidently ahead
+   *  on part of it, -1 where b is, NaN where neither; and those parts ([first, last] of each
+   *  run of grid points). */
+  partSide: number; parts: [number, number][];
 }
 
 /** What the rule needs besides the curves: sizes, replicate scales, level, min share. */
@@ -131,11 +135,15 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
       }
       let found: Finding = NO_UNCERTAINTY;
       const needed = { nNeeded: NaN, neededAt: NaN, leadAt: NaN, noiseAt: NaN, leadSide: NaN };
+      let part: { side: number; parts: [number, number][] } = { side: NaN, parts: [] };
       if (sds && z !== null) { // step 8, as compare does it
         const d = va.map((x, k) => (x === vb[k] ? 0 : x - vb[k]));
         const reach = below.map((x, k) => Math.max(x, above[k]));
         const noise = combinedSd(sds[a], sds[b]);
         found = finding(theta, d, noise, z, m, axis, fam.step, rule.minShare, reach);
+        if (found === NOT_DISTINGUISHABLE && fam.parameter !== null) { // step 9, as compare does
+          part = findingParts(theta, d, noise, z, m, axis, fam.step, rule.minShare, reach);
+        }
         const sd = ba && bb ? widenedSd(noise, reach, z) : noise; // what the need estimate sees
         // Where the large-n brackets alone leave the pair open, no sample size resolves it.
         const bracketBound = Boolean(ba && bb) && finding(theta, d,
@@ -155,6 +163,7 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
       out.push({
         a, b, verdict: reading.verdict, plain, lead: reading.lead,
         minorShare: reading.share, confident, finding: found, ...needed,
+        partSide: part.parts.length ? part.side : NaN, parts: part.parts,
         crossings: reading.verdict === "crosses" ? crossings(theta, da, db, s, axis, fam.step) : [],
         share: fam.parameter === null ? (s[0] > 0 ? 1 : 0) : shareAhead(theta, da, db, s, axis, fam.step),
       });
@@ -171,7 +180,7 @@ export function readingOf(fam: FamilySpec, pair: PairResult): Reading {
     crossings: pair.crossings, lead: pair.lead, share: pair.minorShare,
     confident: pair.confident, finding: pair.finding, n_needed: pair.nNeeded,
     needed_at: pair.neededAt, lead_at: pair.leadAt, noise_at: pair.noiseAt,
-    lead_side: pair.leadSide,
+    lead_side: pair.leadSide, part_side: pair.partSide, parts: pair.parts,
   };
 }
 

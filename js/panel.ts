@@ -9,7 +9,7 @@ import { dataX, plotPoint, type PointDetail } from "./explain_panels";
 import type { FamilySpec, PairEnvelope } from "./model";
 import type { Permutation } from "./traits";
 import { readingOf, symbolOf, uncertaintyReason, type Curve, type PairResult } from "./pairs";
-import { amount, neededNote, percent } from "./wording";
+import { amount, neededNote, partClaim, percent } from "./wording";
 import { NO_UNCERTAINTY, NOT_DISTINGUISHABLE, type Finding } from "./verdict";
 import { CHART_CONFIG, TOOLTIP_OPTIONS } from "./theme";
 import { createRange } from "./range";
@@ -23,6 +23,7 @@ export const READ_AS = "Each cell reads the row's set against the column's, over
 export const KEY: [string, string][] = [
   ["≻", "row ahead"], ["≺", "column ahead"], ["=", "equal within the margin"],
   ["×", "they cross"], ["·", "not distinguishable at this sample size"],
+  ["(≻)", "row ahead on part of the domain only"], ["(≺)", "column ahead on part of it only"],
   ["–", "no sampling uncertainty (hover or focus a cell for these samples' verdict)"],
 ];
 /** The key as one line of text (the report's and the tests' reference). */
@@ -52,7 +53,10 @@ function cellText(fam: FamilySpec, a: string, b: string, pair: PairResult, level
       " is within the margin" : "";
   const bounded = fam.method && fam.method !== "exact"
     ? `; values are ${fam.method}: a verdict holds only where the bounds separate` : "";
-  return `${a} vs ${b} in ${fam.long_name}: ${said[pair.finding]}` +
+  // Ordered on part of the domain only (verdict rule step 9): where, then the rest.
+  const found = pair.parts.length ? `${partClaim(a, b, readingOf(fam, pair))}, ${supported}; ` +
+    "not distinguishable elsewhere at this sample size" : said[pair.finding];
+  return `${a} vs ${b} in ${fam.long_name}: ${found}` +
     (need ? ` (${need})` : "") +
     `; these samples: ${point[pair.verdict] ?? pair.verdict}` + (pair.crossings.length
       ? ` at ${symbolOf(fam)} ≈ ${pair.crossings.map(fmt).join(", ")}` : "") + dismissed + bounded;
@@ -447,9 +451,12 @@ export function createPanel(fam: FamilySpec, sets: string[], condition: string, 
           const cell = row.insertCell();
           const pair = b > a ? pairs.find((p) => p.a === a && p.b === b) : undefined;
           // Labels are untrusted: every text here goes in as textContent or an attribute.
-          cell.textContent = pair ? SYMBOL[pair.finding] : "";
           if (!pair) return;
+          // A pair ordered on part of the domain only (step 9): the side, in parentheses.
+          const part = pair.parts.length ? (pair.partSide > 0 ? "(≻)" : "(≺)") : "";
+          cell.textContent = part || SYMBOL[pair.finding];
           cell.dataset.verdict = pair.finding; // what the samples support comes first
+          if (part) cell.dataset.part = pair.partSide > 0 ? "dominates" : "dominated";
           cell.dataset.point = pair.verdict; // these samples' own verdict (margin included)
           cell.dataset.confident = pair.confident;
           const text = cellText(fam, sets[a], sets[b], pair, level);

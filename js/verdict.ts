@@ -517,6 +517,35 @@ export function finding(
   return got === "uncertain" ? NOT_DISTINGUISHABLE : got;
 }
 
+/** Step 9: the side that step 8's band orders on part of the domain (+1: the first set, -1:
+ *  the second; NaN when neither, or both) and the [first, last] parameters of each run of
+ *  grid points where it is confidently ahead. */
+export function findingParts(
+  theta: Num, d: Num, sd: Num, z: number, m: Num, axis: Axis, step: boolean,
+  minShare = MIN_SHARE, reach: Num | null = null,
+): { side: number; parts: [number, number][] } {
+  const K = d.length;
+  const ahead: boolean[] = [];
+  const behind: boolean[] = [];
+  for (let k = 0; k < K; k++) {
+    const half = (Number.isFinite(sd[k]) ? z * sd[k] : Infinity) + (reach ? reach[k] : 0);
+    ahead.push(d[k] - half > m[k]); // NaN compares false, as in numpy
+    behind.push(d[k] + half < -m[k]);
+  }
+  const aHolds = holds(theta, ahead, axis, step, minShare);
+  const bHolds = holds(theta, behind, axis, step, minShare);
+  if (aHolds === bHolds) return { side: NaN, parts: [] };
+  const mask = aHolds ? ahead : behind;
+  const parts: [number, number][] = [];
+  for (let k = 0; k < K; k++) {
+    if (!mask[k]) continue;
+    const first = k;
+    while (k + 1 < K && mask[k + 1]) k++;
+    parts.push([theta[first], theta[k]]);
+  }
+  return { side: aHolds ? 1 : -1, parts };
+}
+
 export interface SamplesNeeded { need: number; at: number; side: number }
 
 /** Step 8: about how many samples per set would make the leading side's dominance

@@ -22,6 +22,33 @@ export interface Reading {
   noise_at: number; // the family-wise band's half-width there
   /** +1 when a is the side that leads, -1 when b is (NaN or absent: the sign of lead_at) */
   lead_side?: number;
+  /** Step 9, for a pair not distinguishable over the whole domain: +1 when a is confidently
+   *  ahead on part of it, -1 when b is (NaN or absent: neither), and those parts as
+   *  [first, last] parameters of each run of grid points */
+  part_side?: number;
+  parts?: [number, number][];
+}
+
+/** Whether a pair not distinguishable over the whole domain is ordered on part of it. */
+export const hasPart = (r: Reading): boolean => r.finding === "not distinguishable" &&
+  Number.isFinite(r.part_side ?? NaN) && (r.parts ?? []).length > 0;
+
+/** One run of a partial finding: "q ≥ 0.1", "0.1 ≤ q ≤ 2", "q ≤ 2" or "q ≈ 0.5". */
+export function spanText(symbol: string, lo: number, hi: number): string {
+  if (lo === hi) return `${symbol} ≈ ${fmtG(lo)}`;
+  if (hi === Infinity) return `${symbol} ≥ ${fmtG(lo)}`;
+  if (lo === 0) return `${symbol} ≤ ${fmtG(hi)}`;
+  return `${fmtG(lo)} ≤ ${symbol} ≤ ${fmtG(hi)}`;
+}
+
+/** Where a partial finding holds: its runs, joined by "and". */
+export const partsText = (r: Reading): string =>
+  (r.parts ?? []).map(([lo, hi]) => spanText(r.symbol, lo, hi)).join(" and ");
+
+/** "a ≻ b for q ≥ 0.1" (with family: "a ≻ b in Vendi score for q ≥ 0.1"). */
+export function partClaim(a: string, b: string, r: Reading, family = false): string {
+  const [first, second] = (r.part_side as number) > 0 ? [a, b] : [b, a];
+  return `${first} ≻ ${second}${family ? ` in ${r.family}` : ""} for ${partsText(r)}`;
 }
 
 /** Python's ``f"{x:.{digits}g}"``, with ∞ for infinities. */
@@ -182,23 +209,28 @@ function claimText(a: string, b: string, r: Reading): string {
 /** The one line that says what the samples support about a and b. */
 export function findingLine(a: string, b: string, readings: Reading[]): string {
   const claims = readings.filter((r) => CLAIMS.includes(r.finding));
+  const partial = readings.filter(hasPart);
   const tied = readings.filter((r) => r.finding === "tied").map((r) => r.family);
-  const open = readings.filter((r) => r.finding === "not distinguishable").map((r) => r.family);
+  const open = readings.filter((r) => r.finding === "not distinguishable" && !hasPart(r))
+    .map((r) => r.family);
   const ahead = claims.filter((r) => r.finding === "dominates").map((r) => r.family);
   const behind = claims.filter((r) => r.finding === "dominated").map((r) => r.family);
   const crossed = claims.filter((r) => r.finding === "crosses");
   const parts: string[] = [];
-  if (claims.length) {
+  if (claims.length || partial.length) {
     if (ahead.length) parts.push(`${a} ≻ ${b} in ${ahead.join(", ")}`);
     if (behind.length) parts.push(`${b} ≻ ${a} in ${behind.join(", ")}`);
     for (const r of crossed) parts.push(claimText(a, b, r));
+    for (const r of partial) parts.push(`${partClaim(a, b, r, true)} (not distinguishable elsewhere)`);
     if (open.length) parts.push(`not distinguishable in ${open.join(", ")}`);
   } else if (open.length) {
     parts.push(`${a} and ${b} are not distinguishable at this sample size`);
   }
   if (tied.length) parts.push(`equal within the margin in ${tied.join(", ")}`);
   if (!parts.length) return `no finding on ${a} vs ${b}: no sampling uncertainty`;
-  const disagree = [ahead, behind, crossed].filter((x) => x.length).length > 1;
+  const aSide = ahead.length ? ahead : partial.filter((r) => (r.part_side as number) > 0);
+  const bSide = behind.length ? behind : partial.filter((r) => (r.part_side as number) < 0);
+  const disagree = [aSide, bSide, crossed].filter((x) => x.length).length > 1;
   return (disagree ? `families disagree on ${a} vs ${b}: ` : "") + parts.join("; ");
 }
 
@@ -298,8 +330,13 @@ export function headlineSentence(labels: string[], pairs: [number, number, Readi
   const wins = new Array<number>(n).fill(0);
   const losses = new Array<number>(n).fill(0);
   const kinds: string[] = [];
+  let partial: string[] = []; // step 9: pairs ordered on part of the domain, named or counted
   for (const [i, j, r] of pairs) {
-    const kind = outcome(r, banded);
+    let kind = outcome(r, banded);
+    if (banded && hasPart(r)) {
+      kind = "ordered on part";
+      partial.push(partClaim(labels[i], labels[j], r));
+    }
     kinds.push(kind);
     if (kind === "dominates") { wins[i]++; losses[j]++; }
     else if (kind === "dominated") { wins[j]++; losses[i]++; }
@@ -308,6 +345,7 @@ export function headlineSentence(labels: string[], pairs: [number, number, Readi
   if (pairs.length === 1) {
     const [i, j, r] = pairs[0];
     const [a, b, kind] = [labels[i], labels[j], kinds[0]];
+    if (partial.length) return `${partial[0]}; not distinguishable elsewhere`;
     if (kind === "dominates" || kind === "dominated") {
       const [first, second] = kind === "dominates" ? [a, b] : [b, a];
       return `${first} ≻ ${second}${tail}`;
@@ -322,10 +360,17 @@ export function headlineSentence(labels: string[], pairs: [number, number, Readi
     return (said[kind] ?? `${a} vs ${b}: ${kind}`) + tail;
   }
   const order = [...Array(n).keys()].sort((x, y) => (losses[x] - wins[x]) - (losses[y] - wins[y]) || x - y);
-  const rest = openCounts(kinds);
-  const more = rest.length ? "; " + rest.join(", ") : "";
+  const counts = openCounts(kinds);
+  if (partial.length > LIST_ORDERED_UP_TO) {
+    partial = [plural(partial.length, "pair ordered on part of the domain",
+      "pairs ordered on part of the domain")];
+  }
+  // "; " between the partial findings: their "0.1 ≤ q ≤ 2" reads badly in a comma list.
+  const rest = [...partial, ...(counts.length ? [counts.join(", ")] : [])];
+  const more = rest.length ? "; " + rest.join("; ") : "";
   if (!wins.some((w) => w > 0)) {
-    return (rest.length ? "no set is ahead of another: " + rest.join(", ") : "no finding") + tail;
+    if (partial.length) return rest.join("; ") + tail;
+    return (counts.length ? "no set is ahead of another: " + counts.join(", ") : "no finding") + tail;
   }
   const groups: [number[], number, number][] = [];
   for (const k of order) {
@@ -365,9 +410,11 @@ export function openRow(a: string, b: string, families: [string, Reading, boolea
     const kind = outcome(r, banded);
     if (kind === "crosses") crossed.push(where(r) ? `${family} (${where(r)})` : family);
     else if (kind === "not distinguishable") {
+      const notes = banded && hasPart(r) ? [partClaim(a, b, r)] : [];
+      if (Number.isFinite(r.n_needed)) notes.push(`≈ ${grouped(r.n_needed)}`);
       // no sample size where the large-n bounds alone leave the pair open
-      const bounded = r.verdict === "bounds overlap" ? " (bounds overlap)" : "";
-      open.push(family + (Number.isFinite(r.n_needed) ? ` (≈ ${grouped(r.n_needed)})` : bounded));
+      else if (r.verdict === "bounds overlap") notes.push("bounds overlap");
+      open.push(family + (notes.length ? ` (${notes.join("; ")})` : ""));
     } else if (kind === "bounds overlap") open.push(`${family} (bounds overlap)`);
   }
   if (!crossed.length && !open.length) return null;

@@ -237,6 +237,10 @@ def expected(case, theta, a, b):
             needed_at=at,
             lead_side=[side],
         )
+        part_side, parts = rule.finding_parts(
+            theta, d, sd, z, m, case["axis"], case["step"], case["min_share"]
+        )
+        out["parts"] = {"side": [part_side], "runs": [list(r) for r in parts]}
         if "lo_a" in case:  # large-n values with bands: the band widened by the brackets
             ba = (_decoded(case, "lo_a"), _decoded(case, "hi_a"))
             bb = (_decoded(case, "lo_b"), _decoded(case, "hi_b"))
@@ -250,7 +254,19 @@ def expected(case, theta, a, b):
                     theta, d, sd, z, m, case["axis"], case["step"], case["min_share"], reach
                 ),
             }
+            side, runs = rule.finding_parts(
+                theta, d, sd, z, m, case["axis"], case["step"], case["min_share"], reach
+            )
+            out["bounded_finding"]["parts"] = {"side": [side], "runs": [list(r) for r in runs]}
     return out
+
+
+def _same_parts(got, want):
+    """Step 9's side (NaN or ±1) and runs agree between the languages."""
+    np.testing.assert_array_equal(np.array(got["side"], float), np.array(want["side"], float))
+    assert len(got["runs"]) == len(want["runs"])
+    for g, w in zip(got["runs"], want["runs"], strict=True):
+        np.testing.assert_array_equal(np.array(g, float), np.array(w, float))
 
 
 @pytest.fixture(scope="module")
@@ -307,6 +323,7 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
         "needed": set(),
         "unbounded": 0,
         "bounded_finding": set(),
+        "parts": set(),
     }
     for (case, theta, a, b), js in zip(cases, got, strict=True):
         want = expected(case, theta, a, b)
@@ -340,6 +357,7 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
             for key in ("below", "above", "sd"):
                 np.testing.assert_allclose(np.array(got[key], float), ref[key], rtol=1e-12)
             assert got["finding"] == ref["finding"]
+            _same_parts(got["parts"], ref["parts"])
             seen["bounded_finding"].add(ref["finding"])
         seen["dismissed"] += bool(np.isfinite(want["lead"][0]))
         seen["margin_changed"] += want["margin_verdict"] != want["verdict"]
@@ -358,6 +376,9 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
                     np.array(js[side], dtype=float), want[side], rtol=1e-9, atol=1e-12
                 )
             assert js["finding"] == want["finding"]
+            _same_parts(js["parts"], want["parts"])
+            if want["finding"] == "not distinguishable":
+                seen["parts"].add(len(want["parts"]["runs"]))
             np.testing.assert_allclose(js["n_needed"], want["n_needed"], rtol=1e-9)
             assert js["needed_at"] == want["needed_at"]
             np.testing.assert_array_equal(js["lead_side"], want["lead_side"])
@@ -375,6 +396,8 @@ def test_browser_rule_matches_python_on_shared_fixtures(compiled, tmp_path):
     # points without a band.
     assert seen["finding"] == set(rule.FINDINGS) - {rule.NO_UNCERTAINTY}, seen["finding"]
     assert seen["needed"] == {True, False} and seen["unbounded"] >= 3
+    # Step 9: pairs not distinguishable with no part, one run and several.
+    assert {0, 1} <= seen["parts"] and max(seen["parts"]) >= 2, seen["parts"]
     # The brackets both leave findings standing and remove some.
     assert len(seen["bounded_finding"]) >= 2, seen["bounded_finding"]
 

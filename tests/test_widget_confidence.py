@@ -76,7 +76,12 @@ def _matrices(pg) -> dict:
         .map((s) => [s.dataset.family, [...s.querySelectorAll('table tr')].slice(1).map((row) =>
             [...row.querySelectorAll('td')].map((td) =>
                 [td.dataset.verdict ?? null, td.dataset.point ?? null,
-                 td.dataset.confident ?? null]))]))""")
+                 td.dataset.confident ?? null, td.dataset.part ?? null]))]))""")
+
+
+def _part(side: float) -> str | None:
+    """A cell's data-part: the side ordered on part of the domain only (step 9)."""
+    return None if np.isnan(side) else ("dominates" if side > 0 else "dominated")
 
 
 def _expected(res, labels) -> dict:
@@ -85,11 +90,14 @@ def _expected(res, labels) -> dict:
         at = dict(family=family)
         out[family] = [
             [
-                [None, None, None]
+                [None, None, None, None]
                 if labels.index(b) <= labels.index(a)  # one triangle: each pair once
                 else [
-                    str(res[var].sel(set_a=a, set_b=b, **at).values)
-                    for var in ("finding", "verdict", "verdict_ci")
+                    *(
+                        str(res[var].sel(set_a=a, set_b=b, **at).values)
+                        for var in ("finding", "verdict", "verdict_ci")
+                    ),
+                    _part(float(res.part_side.sel(set_a=a, set_b=b, **at))),
                 ]
                 for b in labels
             ]
@@ -118,9 +126,11 @@ def test_findings_and_verdicts_match_compare_on_full_and_narrowed_domains(
     assert {"dominates", "dominated", "not distinguishable"} <= set(
         full.finding.values.ravel().tolist()
     )
+    assert np.isfinite(full.part_side.values).any()  # ...and orders on part of it (step 9)
     assert _matrices(pg) == _expected(full, labels)
     lines = view_summary_lines(pg)
     assert lines == summary_lines(tree)  # line for line, findings first
+    assert any("(not distinguishable elsewhere)" in line for line in lines)
     assert lines[0].startswith("Findings hold with 90% confidence for every pair, point and family")
     # Narrow Vendi's domain from the keyboard: the view recomputes the findings, the
     # margin's verdicts and the sup-t band for the narrowed domain, as compare does.
@@ -170,12 +180,12 @@ def test_the_matrix_has_a_key_one_triangle_and_cells_reachable_by_keyboard(bande
     section = "section[data-family=vendi]"
     # A key that stays on the page: every symbol with what it means, at 16 px or more.
     key = pg.locator(f"{section} ul.dp-legend li").all_inner_texts()
-    assert [k.split(" ", 1)[0] for k in key] == ["≻", "≺", "=", "×", "·", "–"]
+    assert [k.split(" ", 1)[0] for k in key] == ["≻", "≺", "=", "×", "·", "(≻)", "(≺)", "–"]
     assert key[0] == "≻ row ahead" and key[1] == "≺ column ahead"
     sizes = pg.evaluate(f"""() => [...document.querySelectorAll(
         '{section} .dp-legend .dp-symbol, {section} table td[data-verdict]')]
         .map((e) => parseFloat(getComputedStyle(e).fontSize))""")
-    assert len(sizes) == 6 + 3 and min(sizes) >= 16
+    assert len(sizes) == 8 + 3 and min(sizes) >= 16
     # Wording that says which way to read, not "A \ B".
     caption = pg.locator(f"{section} table caption").inner_text()
     assert "row's set against the column's" in caption

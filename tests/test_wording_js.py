@@ -144,6 +144,16 @@ def _finding_of(rng, k: int, f: int, verdict: str, scale_free: bool) -> dict:
             # comparison made before lead_side, read from the sign of lead_at).
             lead_side=float(rng.choice([1.0, -1.0, np.nan])),
         )
+    if finding == "not distinguishable" and not scale_free and k % 3 != 0:
+        # Step 9: ordered on part of the domain, by either side, in one run or two, ending at
+        # infinity, starting at 0, or a single grid point.
+        runs = [
+            [(0.1, np.inf)],
+            [(0.0, 2.5)],
+            [(0.172, 2.27), (5.0, 5.0)],
+            [(1.24, 3.08)],
+        ][(k + f) % 4]
+        out.update(part_side=float(rng.choice([1.0, -1.0])), parts=runs)
     return out
 
 
@@ -170,6 +180,8 @@ def _jsonable(case):
         {
             **r.__dict__,
             "crossings": [_enc(x) for x in r.crossings],
+            "parts": [[_enc(lo), _enc(hi)] for lo, hi in r.parts],
+            "part_side": _enc(r.part_side),
             **{
                 key: _enc(getattr(r, key))
                 for key in ("lead", "n_needed", "needed_at", "lead_at", "noise_at", "lead_side")
@@ -228,6 +240,7 @@ def test_the_browser_words_verdicts_like_summary_py(compiled, tmp_path):
                 "equal within the margin in",
                 "no finding on",
                 "samples per set would resolve",
+                "(not distinguishable elsewhere)",
             )
             if any(w in line for line in want["block"])
         )
@@ -248,10 +261,14 @@ def test_the_browser_words_verdicts_like_summary_py(compiled, tmp_path):
         "No verdict is supported",
         "No finding in",
         "Findings hold",
+        "(not distinguishable elsewhere)",
     } <= seen, seen
     # ...including scale-free families' needs (no parameter named) and large ones (1,234,567).
     blocks = [line for case in cases for line in expected(case)["block"]]
     assert any("1,234,567 samples" in line for line in blocks)
+    # ...and every way of writing a part of the domain (step 9).
+    for said in ("q ≥ 0.1", "≤ 2.5", "0.172 ≤ ", " ≈ 5 ", " and "):
+        assert any(said in line and "elsewhere" in line for line in blocks), said
     assert any("average_distance: " in line and "(noise ±" in line for line in blocks)
     assert any(
         line.startswith("Large-n values") for case in cases for line in expected(case)["rules"]
@@ -301,6 +318,10 @@ def make_headline_cases():
     few = [[0, 1, [undecided]], [0, 2, [order]], [1, 2, [undecided]]]
     cases.append({"labels": ["a", "b", "c"], "families": ["energy"], "markdown": False,
                   "pairs": few})  # fmt: skip
+    part = Reading(family="Vendi score", verdict="dominates", symbol="q",
+                   finding="not distinguishable", part_side=-1.0, parts=[(0.0422, np.inf)])
+    cases.append({"labels": ["1 class", "10 classes"], "families": ["Vendi score"],
+                  "markdown": True, "pairs": [[0, 1, [part]]]})  # fmt: skip
     eight = [[0, j, [order]] for j in range(1, 8)]
     eight += [[i, j, [tie]] for i in range(1, 8) for j in range(i + 1, 8)]
     cases.append({"labels": [f"s{k}" for k in range(8)], "families": ["energy"],
@@ -328,6 +349,10 @@ def test_the_browser_writes_the_headline_like_summary_py(compiled, tmp_path):
     got = json.loads(run.stdout)
     for case, js, py in zip(cases, got, want, strict=True):
         assert js == py, case
+    # Two sets ordered on part of the domain only (step 9) read from the leader's side.
+    assert "- **Vendi score**: 10 classes ≻ 1 class for q ≥ 0.0422; not distinguishable " \
+        "elsewhere." in [line for lines in want for line in lines]
+    assert any("pairs ordered on part of the domain" in line for lines in want for line in lines)
     text = "\n".join(line for lines in want for line in lines)
     # The fixtures reach every kind of headline: layers, counts, ties cut short, both tables.
     for words in (" ≻ set ", "(+", "and 1 more", "s0 ≻ s1, s2", "No pair to compare",

@@ -60,6 +60,8 @@ const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
       finding: rule.finding(theta, d, sd, c.z, m, c.axis, c.step, c.min_share),
       n_needed: [needed.need], needed_at: needed.at, lead_side: [needed.side],
     });
+    const parts = rule.findingParts(theta, d, sd, c.z, m, c.axis, c.step, c.min_share);
+    result.parts = { side: [parts.side], runs: parts.parts };
     if (c.lo_a) { // large-n values with bands, as pairs.ts widens them
       const [below, above] = rule.bracketReach(a, b, [arr(c.lo_a), arr(c.hi_a)], [arr(c.lo_b), arr(c.hi_b)]);
       const reach = below.map((x, k) => Math.max(x, above[k]));
@@ -68,6 +70,8 @@ const out = JSON.parse(readFileSync(casesPath, "utf8")).map((c) => {
         sd: Array.from(rule.widenedSd(sd, reach, c.z)),
         finding: rule.finding(theta, d, sd, c.z, m, c.axis, c.step, c.min_share, reach),
       };
+      const parts = rule.findingParts(theta, d, sd, c.z, m, c.axis, c.step, c.min_share, reach);
+      result.bounded_finding.parts = { side: [parts.side], runs: parts.parts };
     }
   }
   return result;

@@ -10,7 +10,8 @@ const w = await import(pathToFileURL(modulePath).href);
 const revive = (x) => (x === "inf" ? Infinity : x === "-inf" ? -Infinity : x === "nan" ? NaN : x);
 const reviveAll = (readings) => readings.map((r) => ({ ...r, lead: revive(r.lead),
   n_needed: revive(r.n_needed), needed_at: revive(r.needed_at), lead_at: revive(r.lead_at),
-  noise_at: revive(r.noise_at), lead_side: revive(r.lead_side), crossings: r.crossings.map(revive) }));
+  noise_at: revive(r.noise_at), lead_side: revive(r.lead_side), crossings: r.crossings.map(revive),
+  part_side: revive(r.part_side), parts: r.parts.map(([lo, hi]) => [revive(lo), revive(hi)]) }));
 const cases = JSON.parse(readFileSync(casesPath, "utf8"));
 if (kind === "headline") {
   process.stdout.write(JSON.stringify(cases.map((c) => w.headlineLines(c.labels, c.families,

@@ -165,6 +165,8 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     found_level = 1.0 - (1.0 - ci) / max(n_banded, 1)  # Bonferroni over families (step 8)
     shares = np.zeros((S, S, F))
     found: dict[tuple[int, int, int], list[float]] = {}
+    part_side = np.full((S, S, F), np.nan)  # step 9: who leads on part of the domain
+    parts: dict[tuple[int, int, int], list[tuple[float, float]]] = {}
     attrs = {k: v for k, v in ds.attrs.items()}
     attrs.update(rtol=rtol, atol=atol, min_share=min_share, band=opts["band"])
     attrs.update(finding_level=ci, finding_families=n_banded)
@@ -285,6 +287,14 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     findings[i, j, f] = rule.finding(
                         theta, d, sd, z_found, m, axis, step, min_share, reach
                     )
+                    if findings[i, j, f] == rule.NOT_DISTINGUISHABLE and param is not None:
+                        # Step 9: the same band may order the pair on part of the domain.
+                        side, runs = rule.finding_parts(
+                            theta, d, sd, z_found, m, axis, step, min_share, reach
+                        )
+                        if runs:
+                            part_side[i, j, f] = side
+                            parts[i, j, f] = runs
                     # Where the large-n brackets alone leave the pair open, no sample size
                     # resolves it (brackets do not shrink with n): no n_needed, the wording
                     # says the bounds overlap.
@@ -321,6 +331,10 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     for (i, j, f), locs in found.items():
         cross[i, j, f, : len(locs)] = locs
         counts[i, j, f] = len(locs)
+    n_parts = max((len(v) for v in parts.values()), default=0)
+    part_ends = np.full((2, S, S, F, max(n_parts, 1)), np.nan)
+    for (i, j, f), runs in parts.items():
+        part_ends[:, i, j, f, : len(runs)] = np.array(runs, dtype=np.float64).T
     agreement = np.array(
         [
             [wording.agreement(list(verdicts[i, j])) if i != j else "tied" for j in range(S)]
@@ -406,6 +420,27 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                     "make confident), -1 where set_b is; lead_at, read at the binding point, "
                     "can be level or behind"
                 },
+            ),
+            "part_side": (
+                dims,
+                part_side,
+                {
+                    "note": "for a pair not distinguishable over the whole domain: +1 where "
+                    "set_a is confidently ahead on part of it (part_from..part_to), -1 where "
+                    "set_b is, NaN where neither (verdict rule step 9; the finding's "
+                    "confidence)"
+                },
+            ),
+            "part_from": (
+                (*dims, "part"),
+                part_ends[0],
+                {"note": "first grid parameter of each run where part_side's set is "
+                 "confidently ahead (NaN-padded)"},
+            ),
+            "part_to": (
+                (*dims, "part"),
+                part_ends[1],
+                {"note": "last grid parameter of each such run (NaN-padded)"},
             ),
             "crossings": ((*dims, "crossing"), cross, {"note": "NaN-padded crossing parameters"}),
             "n_crossings": (dims, counts),

@@ -38,7 +38,8 @@ class _Table:
         self.families = [str(f) for f in res.family.values]
         self.arrays = {}
         for var in ("verdict", "crossings", "minor_lead", "minor_share", "verdict_ci", "finding",
-                    "p_holm", *NEEDED.values()):  # fmt: skip
+                    "p_holm", "part_side", "part_from", "part_to",
+                    *NEEDED.values()):  # fmt: skip
             if var in res:
                 da = res[var]
                 order = ("set_a", "set_b", "family")
@@ -72,9 +73,23 @@ def _readings(table, a: str, b: str, esc: Text) -> list[Reading]:
                 confident=esc(str(row["verdict_ci"][k])) if "verdict_ci" in have else "no band",
                 finding=esc(str(row["finding"][k])) if "finding" in have else "no uncertainty",
                 **{key: float(row[var][k]) for key, var in NEEDED.items() if var in have},
+                **_parts_of(row, have, k),
             )
         )
     return out
+
+
+def _parts_of(row, have, k: int) -> dict:
+    """Step 9's side and runs of one family's pair (none in a comparison from before
+    them; a file's values are untrusted: a side is its sign, a run needs both ends)."""
+    if not {"part_side", "part_from", "part_to"} <= set(have):
+        return {}
+    side = float(row["part_side"][k])
+    if not np.isfinite(side) or side == 0:
+        return {}
+    ends = zip(np.atleast_1d(row["part_from"][k]), np.atleast_1d(row["part_to"][k]), strict=False)
+    runs = tuple((float(lo), float(hi)) for lo, hi in ends if not (np.isnan(lo) or np.isnan(hi)))
+    return {"part_side": float(np.sign(side)), "parts": runs} if runs else {}
 
 
 #: Reading field -> comparison variable, for leads not yet supported.

@@ -109,6 +109,16 @@ For curves ``a`` and ``b`` sampled on grid points ``theta_1 < ... < theta_m``:
    each point where one side leads beyond the margin needs ``n (z sd / (|d| - m))^2``;
    a dominance needs ``min_share`` of the points, so the estimate is that many points'
    largest need (the ``ceil(min_share * points)``-th smallest).
+9. **Findings on part of the domain.** Where a pair is not distinguishable over the whole
+   domain, step 8's band can still order it on part of it: Vendi curves of any two sets
+   meet at q → 0 (every Gaussian-kernel Vendi score tends to n), so a lead that is
+   unmistakable for q >= 0.1 is "not distinguishable" over [0.01, 100]. The band
+   ``d ± (z sd + reach)`` holds at every point at once, so reading it on a part costs no
+   further correction: when one side is confidently ahead (lower > margin, resp. upper <
+   -margin) on at least ``min_share`` of the domain and the other side nowhere on that
+   much, the finding holds on the runs of consecutive grid points where that side is
+   confidently ahead, reported from the first to the last point of each run (grid points
+   only: nothing is claimed between a run's end and the next point).
 """
 
 from __future__ import annotations
@@ -679,12 +689,63 @@ def finding(
     >>> finding(x, np.full(5, 0.2), np.full(5, 0.1), 3.0, m, "linear", False)
     'not distinguishable'
     """
+    lower, upper = _finding_band(d, sd, z, reach)
+    got = confident_verdict(theta, lower, upper, m, axis, step, min_share)
+    return NOT_DISTINGUISHABLE if got == "uncertain" else got
+
+
+def _finding_band(d, sd, z: float, reach) -> tuple[np.ndarray, np.ndarray]:
+    """Step 8's band ``d ± (z sd + reach)``; unbounded where sd is NaN."""
     d = np.asarray(d, dtype=np.float64)
     half = np.where(np.isfinite(sd), z * np.asarray(sd, dtype=np.float64), np.inf) + reach
     with np.errstate(invalid="ignore"):
-        lower, upper = d - half, d + half
-    got = confident_verdict(theta, lower, upper, m, axis, step, min_share)
-    return NOT_DISTINGUISHABLE if got == "uncertain" else got
+        return d - half, d + half
+
+
+def runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """The (first, last) indices of each run of consecutive True values.
+
+    >>> runs(np.array([False, True, True, False, True]))
+    [(1, 2), (4, 4)]
+    """
+    mask = np.asarray(mask, dtype=bool)
+    edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+
+def finding_parts(
+    theta: np.ndarray,
+    d: np.ndarray,
+    sd: np.ndarray,
+    z: float,
+    m: np.ndarray,
+    axis: str,
+    step: bool,
+    min_share: float = MIN_SHARE,
+    reach: np.ndarray | float = 0.0,
+) -> tuple[float, list[tuple[float, float]]]:
+    """Step 9: the side that step 8's band orders on part of the domain (+1: the first set,
+    -1: the second; NaN when neither, or both) and the parameter ranges where it does.
+
+    Meant for a pair whose finding over the whole domain is "not distinguishable"; on any
+    other it returns the side of a dominance over its confident points.
+
+    >>> q = np.geomspace(0.01, 100, 9); d = np.where(q < 0.1, 0.0, 0.3)
+    >>> finding_parts(q, d, np.full(9, 0.05), 3.0, np.full(9, 0.01), "log", False)
+    (1.0, [(0.1, 100.0)])
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    lower, upper = _finding_band(d, sd, z, reach)
+    with np.errstate(invalid="ignore"):
+        ahead, behind = lower > m, upper < -m
+    a_holds = _holds(theta, ahead, axis, step, min_share)
+    b_holds = _holds(theta, behind, axis, step, min_share)
+    if a_holds == b_holds:
+        return float("nan"), []
+    mask = ahead if a_holds else behind
+    parts = [(float(theta[i]), float(theta[j])) for i, j in runs(mask)]
+    return (1.0 if a_holds else -1.0), parts
 
 
 def samples_needed(

@@ -38,6 +38,11 @@ class Reading:
     noise_at: float = math.nan  # the family-wise band's half-width there
     #: +1 when a is the side that leads, -1 when b is (NaN: read the sign of lead_at)
     lead_side: float = math.nan
+    #: Step 9, for a pair not distinguishable over the whole domain: +1 when a is
+    #: confidently ahead on part of it, -1 when b is (NaN: neither), and those parts as
+    #: (first, last) parameters of each run of grid points
+    part_side: float = math.nan
+    parts: Sequence[tuple[float, float]] = field(default_factory=tuple)
 
 
 def fmt_g(x: float, digits: int = 3) -> str:
@@ -151,6 +156,35 @@ def margin_note(a: str, b: str, readings: Sequence[Reading]) -> str | None:
 CLAIMS = ("dominates", "dominated", "crosses")
 
 
+def has_part(r: Reading) -> bool:
+    """Whether a pair not distinguishable over the whole domain is ordered on part of it."""
+    return r.finding == "not distinguishable" and math.isfinite(r.part_side) and bool(r.parts)
+
+
+def span_text(symbol: str, lo: float, hi: float) -> str:
+    """One run of a partial finding: "q ≥ 0.1", "0.1 ≤ q ≤ 2", "q ≤ 2" or "q ≈ 0.5"
+    (no brackets or commas: the text lands in Markdown tables and comma lists)."""
+    if lo == hi:
+        return f"{symbol} ≈ {fmt_g(lo)}"
+    if math.isinf(hi) and hi > 0:
+        return f"{symbol} ≥ {fmt_g(lo)}"
+    if lo == 0:
+        return f"{symbol} ≤ {fmt_g(hi)}"
+    return f"{fmt_g(lo)} ≤ {symbol} ≤ {fmt_g(hi)}"
+
+
+def parts_text(r: Reading) -> str:
+    """Where a partial finding holds: its runs, joined by "and"."""
+    return " and ".join(span_text(r.symbol, lo, hi) for lo, hi in r.parts)
+
+
+def part_claim(a: str, b: str, r: Reading, family: bool = False) -> str:
+    """"a ≻ b for q ≥ 0.1" (with ``family``: "a ≻ b in Vendi score for q ≥ 0.1"), from the
+    side that leads on part of the domain."""
+    first, second = (a, b) if r.part_side > 0 else (b, a)
+    return f"{first} ≻ {second}{f' in {r.family}' if family else ''} for {parts_text(r)}"
+
+
 def finding_intro(level: float, without: Sequence[tuple[str, str]], banded: int) -> list[str]:
     """The first lines of a condition: what its findings hold with, or that none is
     supported; ``without`` lists (family, why) for families with no uncertainty."""
@@ -185,18 +219,20 @@ def _claim_text(a: str, b: str, r: Reading) -> str:
 def finding_line(a: str, b: str, readings: Sequence[Reading]) -> str:
     """The one line that says what the samples support about a and b."""
     claims = [r for r in readings if r.finding in CLAIMS]
+    partial = [r for r in readings if has_part(r)]
     tied = [r.family for r in readings if r.finding == "tied"]
-    open_ = [r.family for r in readings if r.finding == "not distinguishable"]
+    open_ = [r.family for r in readings if r.finding == "not distinguishable" and not has_part(r)]
     ahead = [r.family for r in claims if r.finding == "dominates"]
     behind = [r.family for r in claims if r.finding == "dominated"]
     crossed = [r for r in claims if r.finding == "crosses"]
     parts = []
-    if claims:
+    if claims or partial:
         if ahead:
             parts.append(f"{a} ≻ {b} in {', '.join(ahead)}")
         if behind:
             parts.append(f"{b} ≻ {a} in {', '.join(behind)}")
         parts += [_claim_text(a, b, r) for r in crossed]
+        parts += [f"{part_claim(a, b, r, True)} (not distinguishable elsewhere)" for r in partial]
         if open_:
             parts.append(f"not distinguishable in {', '.join(open_)}")
     elif open_:
@@ -205,7 +241,9 @@ def finding_line(a: str, b: str, readings: Sequence[Reading]) -> str:
         parts.append(f"equal within the margin in {', '.join(tied)}")
     if not parts:
         return f"no finding on {a} vs {b}: no sampling uncertainty"
-    disagree = len([x for x in (ahead, behind, crossed) if x]) > 1
+    a_side = ahead or [r for r in partial if r.part_side > 0]
+    b_side = behind or [r for r in partial if r.part_side < 0]
+    disagree = len([x for x in (a_side, b_side, crossed) if x]) > 1
     return (f"families disagree on {a} vs {b}: " if disagree else "") + "; ".join(parts)
 
 
@@ -338,8 +376,12 @@ def headline_sentence(
     n = len(labels)
     wins, losses = [0] * n, [0] * n
     kinds = []
+    partial = []  # step 9: pairs ordered on part of the domain, named or counted
     for i, j, r in pairs:
         kind = outcome(r, banded)
+        if banded and has_part(r):
+            kind = "ordered on part"
+            partial.append(part_claim(labels[i], labels[j], r))
         kinds.append(kind)
         if kind == "dominates":
             wins[i], losses[j] = wins[i] + 1, losses[j] + 1
@@ -349,6 +391,8 @@ def headline_sentence(
     if len(pairs) == 1:
         i, j, r = pairs[0]
         a, b, kind = labels[i], labels[j], kinds[0]
+        if partial:
+            return f"{partial[0]}; not distinguishable elsewhere"
         if kind in ("dominates", "dominated"):
             first, second = (a, b) if kind == "dominates" else (b, a)
             return f"{first} ≻ {second}{tail}"
@@ -361,9 +405,17 @@ def headline_sentence(
         }
         return said.get(kind, f"{a} vs {b}: {kind}") + tail
     order = sorted(range(n), key=lambda k: (losses[k] - wins[k], k))
-    rest = _open_counts(kinds)
+    counts = _open_counts(kinds)
+    if len(partial) > LIST_ORDERED_UP_TO:
+        partial = [_plural(len(partial), "pair ordered on part of the domain",
+                           "pairs ordered on part of the domain")]  # fmt: skip
+    # "; " between the partial findings: their "0.1 ≤ q ≤ 2" reads badly in a comma list.
+    rest = partial + ([", ".join(counts)] if counts else [])
     if not any(wins):
-        return ("no set is ahead of another: " + ", ".join(rest) if rest else "no finding") + tail
+        if partial:
+            return "; ".join(rest) + tail
+        said = "no set is ahead of another: " + ", ".join(counts) if counts else "no finding"
+        return said + tail
     groups: list[tuple[list[int], int, int]] = []
     for k in order:
         if groups and groups[-1][1:] == (wins[k], losses[k]):
@@ -375,7 +427,7 @@ def headline_sentence(
     below = [sum(len(m) for m, _, _ in groups[g + 1 :]) for g in range(len(groups))]
     if all(wins[k] == below[rank[k]] for k in range(n)):
         layered = " ≻ ".join(_names([labels[k] for k in m]) for m, _, _ in groups)
-        return layered + ("; " + ", ".join(rest) if rest else "") + tail
+        return layered + ("; " + "; ".join(rest) if rest else "") + tail
     ordered = [(i, j, kind) for (i, j, _), kind in zip(pairs, kinds, strict=True)
                if kind in ("dominates", "dominated")]  # fmt: skip
     if len(ordered) <= LIST_ORDERED_UP_TO:  # a few leads: each one, from the leader's side
@@ -383,9 +435,9 @@ def headline_sentence(
             f"{labels[i]} ≻ {labels[j]}" if kind == "dominates" else f"{labels[j]} ≻ {labels[i]}"
             for i, j, kind in ordered
         ]
-        return ", ".join(leads) + ("; " + ", ".join(rest) if rest else "") + tail
+        return ", ".join(leads) + ("; " + "; ".join(rest) if rest else "") + tail
     ranked = [f"{_names([labels[k] for k in m])} (+{w} −{lost})" for m, w, lost in groups]
-    return ", ".join(ranked) + ("; " + ", ".join(rest) if rest else "") + tail
+    return ", ".join(ranked) + ("; " + "; ".join(rest) if rest else "") + tail
 
 
 #: A headline whose family orders at most this many pairs, not in layers, names each of them
@@ -423,10 +475,13 @@ def open_row(
             where = _where(r)
             crossed.append(f"{family} ({where})" if where else family)
         elif kind == "not distinguishable":
-            # no sample size where the large-n bounds alone leave the pair open
-            bounded = " (bounds overlap)" if r.verdict == "bounds overlap" else ""
-            need = f" (≈ {int(r.n_needed):,})" if math.isfinite(r.n_needed) else bounded
-            open_.append(family + need)
+            notes = [part_claim(a, b, r)] if banded and has_part(r) else []
+            if math.isfinite(r.n_needed):
+                notes.append(f"≈ {int(r.n_needed):,}")
+            elif r.verdict == "bounds overlap":
+                # no sample size where the large-n bounds alone leave the pair open
+                notes.append("bounds overlap")
+            open_.append(family + (f" ({'; '.join(notes)})" if notes else ""))
         elif kind == "bounds overlap":
             open_.append(f"{family} (bounds overlap)")
     if not crossed and not open_:
