@@ -307,9 +307,7 @@ def make_headline_cases():
             readings = draw[(m * 7 + p * 3) % len(draw)][:n_fams]
             pairs.append([a, b, [replace(r, family=names[f]) for f, r in enumerate(readings)]])
         labels = [f"set {k}" for k in range(n_sets)]
-        cases.append(
-            {"labels": labels, "families": names, "pairs": pairs, "markdown": m % 2 == 0}
-        )
+        cases.append({"labels": labels, "families": names, "pairs": pairs, "markdown": m % 2 == 0})
     order = Reading(family="energy", verdict="dominates", finding="dominates")
     tie = Reading(family="energy", verdict="tied", finding="tied")
     cases.append({"labels": ["a", "b", "c"], "families": ["energy"], "markdown": False,
@@ -318,8 +316,14 @@ def make_headline_cases():
     few = [[0, 1, [undecided]], [0, 2, [order]], [1, 2, [undecided]]]
     cases.append({"labels": ["a", "b", "c"], "families": ["energy"], "markdown": False,
                   "pairs": few})  # fmt: skip
-    part = Reading(family="Vendi score", verdict="dominates", symbol="q",
-                   finding="not distinguishable", part_side=-1.0, parts=[(0.0422, np.inf)])
+    part = Reading(
+        family="Vendi score",
+        verdict="dominates",
+        symbol="q",
+        finding="not distinguishable",
+        part_side=-1.0,
+        parts=[(0.0422, np.inf)],
+    )
     cases.append({"labels": ["1 class", "10 classes"], "families": ["Vendi score"],
                   "markdown": True, "pairs": [[0, 1, [part]]]})  # fmt: skip
     eight = [[0, j, [order]] for j in range(1, 8)]
@@ -335,6 +339,7 @@ def test_the_browser_writes_the_headline_like_summary_py(compiled, tmp_path):
         wording.headline_lines(c["labels"], c["families"], c["pairs"], c["markdown"]) for c in cases
     ]
     path = tmp_path / "headline.json"
+
     def encoded(readings):
         return _jsonable({"readings": readings, "numbers": []})["readings"]
 
@@ -350,8 +355,10 @@ def test_the_browser_writes_the_headline_like_summary_py(compiled, tmp_path):
     for case, js, py in zip(cases, got, want, strict=True):
         assert js == py, case
     # Two sets ordered on part of the domain only (step 9) read from the leader's side.
-    assert "- **Vendi score**: 10 classes ≻ 1 class for q ≥ 0.0422; not distinguishable " \
+    assert (
+        "- **Vendi score**: 10 classes ≻ 1 class for q ≥ 0.0422; not distinguishable "
         "elsewhere." in [line for lines in want for line in lines]
+    )
     assert any("pairs ordered on part of the domain" in line for lines in want for line in lines)
     text = "\n".join(line for lines in want for line in lines)
     # The fixtures reach every kind of headline: layers, counts, ties cut short, both tables.

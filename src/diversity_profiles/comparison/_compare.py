@@ -434,8 +434,10 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
             "part_from": (
                 (*dims, "part"),
                 part_ends[0],
-                {"note": "first grid parameter of each run where part_side's set is "
-                 "confidently ahead (NaN-padded)"},
+                {
+                    "note": "first grid parameter of each run where part_side's set is "
+                    "confidently ahead (NaN-padded)"
+                },
             ),
             "part_to": (
                 (*dims, "part"),

@@ -179,7 +179,7 @@ def parts_text(r: Reading) -> str:
 
 
 def part_claim(a: str, b: str, r: Reading, family: bool = False) -> str:
-    """"a ≻ b for q ≥ 0.1" (with ``family``: "a ≻ b in Vendi score for q ≥ 0.1"), from the
+    """ "a ≻ b for q ≥ 0.1" (with ``family``: "a ≻ b in Vendi score for q ≥ 0.1"), from the
     side that leads on part of the domain."""
     first, second = (a, b) if r.part_side > 0 else (b, a)
     return f"{first} ≻ {second}{f' in {r.family}' if family else ''} for {parts_text(r)}"
@@ -524,8 +524,10 @@ def table_intro(n_rows: int, n_pairs: int) -> str:
     if n_pairs == 0:
         return "No pair to compare: the condition holds one set."
     if n_pairs == 1:
-        return "The pair crosses or is not distinguishable in some family:" if n_rows else (
-            "Every family orders or ties the pair."
+        return (
+            "The pair crosses or is not distinguishable in some family:"
+            if n_rows
+            else ("Every family orders or ties the pair.")
         )
     if n_rows == 0:
         return f"Every family orders or ties each of the {_plural(n_pairs, 'pair', 'pairs')}."
