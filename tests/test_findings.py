@@ -168,8 +168,11 @@ def test_findings_on_pairs_from_one_distribution_claim_nothing_at_the_nominal_ra
     for r in range(40):
         sets = _pair(np.random.default_rng(1000 + r), 80)
         tree = dp.profiles(sets, representation="x", distance="euclidean", families=CHEAP)
-        found = dp.compare(tree)["x/euclidean"].finding.sel(set_a="A", set_b="B").values
-        claims += any(f in ("dominates", "dominated", "crosses") for f in found)
+        res = dp.compare(tree)["x/euclidean"].sel(set_a="A", set_b="B")
+        on_part = bool(np.isfinite(res.part_side.values).any())  # step 9's claims count too
+        claims += (
+            any(f in ("dominates", "dominated", "crosses") for f in res.finding.values) or on_part
+        )
     assert claims <= 2
 
 
@@ -263,3 +266,73 @@ def test_samples_needed_names_the_leader_where_the_binding_point_is_level():
     )
     behind = wording.needed_note("A", "B", [replace(reading, lead_at=-0.002)])
     assert "vendi: A leads elsewhere; B ahead by 0.2% at q ≈ 4" in behind
+
+
+def _share(q, mask):
+    """Step 4's share of a log axis on which ``mask`` holds."""
+    ind = mask.astype(np.int8)
+    return rule.share_ahead(q, ind.astype(float), np.zeros(q.size), ind, "log", False)
+
+
+def test_finding_parts_are_the_runs_where_the_band_clears_the_margin():
+    """Step 9 against a direct reading of the band d ± z sd: the runs of grid points whose
+    lower end clears the margin, only when that side holds on min_share of the domain and
+    the other side does not; mirrored pairs give the mirrored side."""
+    rng = np.random.default_rng(3)
+    q = np.geomspace(0.01, 100, 41)
+    for _ in range(200):
+        d = rng.normal(0, 0.1, q.size) + rng.choice([0.0, 0.2]) * (q > rng.choice(q))
+        sd, z, m = np.full(q.size, 0.04), 2.5, np.full(q.size, 0.01)
+        side, parts = rule.finding_parts(q, d, sd, z, m, "log", False)
+        ahead, behind = d - z * sd > m, d + z * sd < -m
+        a_holds = ahead.any() and _share(q, ahead) >= rule.MIN_SHARE
+        b_holds = behind.any() and _share(q, behind) >= rule.MIN_SHARE
+        if a_holds == b_holds:
+            assert np.isnan(side) and parts == []
+            continue
+        mask = ahead if a_holds else behind
+        want, k = [], 0
+        while k < q.size:  # runs, by walking the mask
+            if mask[k]:
+                first = k
+                while k + 1 < q.size and mask[k + 1]:
+                    k += 1
+                want.append((q[first], q[k]))
+            k += 1
+        assert side == (1.0 if a_holds else -1.0) and parts == want
+        mirrored = rule.finding_parts(q, -d, sd, z, m, "log", False)
+        assert mirrored == (-side, want)
+
+
+@pytest.fixture(scope="module")
+def digits_compared():
+    from diversity_profiles.demo import digit_sets
+
+    sets = digit_sets(150)
+    tree = dp.profiles(
+        {k: sets[k] for k in ("1 class", "10 classes")}, representation="pixels",
+        distance="euclidean", families=["vendi"],
+    )  # fmt: skip
+    return tree, dp.compare(tree)
+
+
+def test_a_lead_hidden_by_converging_curves_is_a_finding_on_part_of_the_domain(digits_compared):
+    """Digits of 10 classes against 1 class (150 each): every Gaussian-kernel Vendi score
+    tends to n as q -> 0, so the curves meet there and the whole domain is not
+    distinguishable; the band orders the pair for q >= ~0.05 (step 9). Narrowing compare to
+    that part gives a dominance there: the part is a finding on its own."""
+    tree, res = digits_compared
+    node = res["pixels/euclidean"].sel(family="vendi", set_a="10 classes", set_b="1 class")
+    assert str(node.finding.values) == "not distinguishable"
+    assert float(node.part_side) == 1.0
+    start, end = float(node.part_from.isel(part=0)), float(node.part_to.isel(part=0))
+    q = tree["pixels/euclidean"].q.values
+    assert start <= 0.1 and end == q.max()
+    narrowed = dp.compare(tree, domains={"vendi": (start, end)})["pixels/euclidean"]
+    at = dict(family="vendi", set_a="10 classes", set_b="1 class")
+    assert str(narrowed.finding.sel(**at).values) == "dominates"
+    text = res.dp.summary()
+    assert (
+        f"10 classes ≻ 1 class for q ≥ {wording.fmt_g(start)}; not distinguishable "
+        "elsewhere" in text
+    )

@@ -511,7 +511,11 @@ def compare(
         "bounds overlap" where a family's large-n bounds cannot order the pair,
         ``verdict.py`` step 7, its ``method_<family>`` attribute saying which were bounded),
         ``verdict_plain`` (without), ``minor_lead`` / ``minor_share`` (the dismissed
-        side of a dominance), ``verdict_ci``, ``crossings`` (NaN-padded along
+        side of a dominance), ``verdict_ci``, ``finding`` (what the samples support,
+        ``verdict.py`` step 8) with ``n_needed`` for leads not yet supported, and for
+        pairs not distinguishable over the whole domain ``part_side`` / ``part_from`` /
+        ``part_to`` (where the same band orders them on part of it, step 9; NaN-padded
+        along ``part``), ``crossings`` (NaN-padded along
         ``crossing``), ``n_crossings`` and ``share_ahead`` on ``(set_a, set_b,
         family)`` and the cross-family ``agreement(set_a, set_b)``.
 
