@@ -28,6 +28,7 @@ from ..core import (
 )
 from ..engines import resolve_device
 from . import _fingerprint as fingerprints
+from ._between import with_interpolation_bounds
 from ._condition import Condition, callable_attrs, prepare_sets, read_callables
 from ._layout import with_children
 from ._plan import Plan
@@ -315,6 +316,7 @@ class Profiler:
         grown[fam.parameter].attrs = ds[fam.parameter].attrs | {
             "domain": ds[fam.parameter].attrs.get("domain", "") + f"; extended {side}"
         }
+        grown = with_interpolation_bounds(grown)  # the new intervals get their bounds
         out = tree.copy(deep=False)
         # dp.explain's and convergence's nodes stay, their grids reindexed like the profile's.
         out[self.condition] = with_children(tree[self.condition], grown, str(fam.parameter))

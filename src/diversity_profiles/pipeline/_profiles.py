@@ -28,6 +28,7 @@ from ..core import (
 from ..engines import median_bandwidth
 from ..large import SOLVERS
 from . import _adaptive as adaptive
+from ._between import with_interpolation_bounds
 from ._condition import Condition
 from ._large import engine
 from ._passes import check_pass_time, check_solver_time
@@ -476,7 +477,7 @@ def _build_dataset(
         attrs["methods"] = "; ".join(f"{f}: {r}" for f, r in plan.routes.items())
     # The call's decisions, so that extending this node recomputes with them.
     attrs["plan"] = plan.to_json()
-    return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+    return with_interpolation_bounds(xr.Dataset(data_vars, coords=coords, attrs=attrs))
 
 
 def plan_bandwidth(cond: Condition, routes: Mapping[str, str]) -> tuple[float, str]:

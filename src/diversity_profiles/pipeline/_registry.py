@@ -127,6 +127,10 @@ class Family:
     #: magnitude's were 0.25-0.5 at large scales (benchmarks/large_n_vendi_spread.py).
     subsample_when_large: bool = False
     uses_kernel: bool = False  # reads the condition's similarity: kernel/bandwidth recorded
+    #: Its true value never increases along the parameter (a theorem, not a measurement):
+    #: the error of the drawn curve between grid points has a certified bound, stored
+    #: beside the values (pipeline/_between.py).
+    nonincreasing: bool = False
     #: Replicates slice each set's distance matrix (formed once before resampling).
     slices_distances: bool = False
     default: bool = True  # computed when profiles() is called without families=
@@ -577,6 +581,7 @@ FAMILIES: dict[str, Family] = {
             influence=_vendi_influence,
             subsample_when_large=True,
             evaluator=_vendi_evaluator,
+            nonincreasing=True,  # 1 / a power mean of order q - 1 of the eigenvalues
         ),
         Family(  # Leinster–Cobbold: its module is families/_similarity_diversity.py
             "similarity_diversity",
@@ -594,6 +599,7 @@ FAMILIES: dict[str, Family] = {
             allow_inf=True,
             uses_kernel=True,
             default=False,  # opt in with families=[..., "similarity_diversity"]
+            nonincreasing=True,  # 1 / a power mean of order q - 1 of (Z p)_i
         ),
         Family(
             "magnitude",
@@ -629,6 +635,7 @@ FAMILIES: dict[str, Family] = {
                 collapses_duplicates=True,
             ),
             bounds=("circles", "circles_upper"),
+            nonincreasing=True,  # circles pairwise > τ apart are so for every smaller τ
         ),
         Family(
             "energy",
