@@ -41,14 +41,23 @@ export function spanText(symbol: string, lo: number, hi: number): string {
   return `${fmtG(lo)} ≤ ${symbol} ≤ ${fmtG(hi)}`;
 }
 
-/** Where a partial finding holds: its runs, joined by "and". */
-export const partsText = (r: Reading): string =>
-  (r.parts ?? []).map(([lo, hi]) => spanText(r.symbol, lo, hi)).join(" and ");
+/** A partial finding of more runs is written as their extent: "on 5 parts of 0.7 ≤ τ ≤ 0.9". */
+export const LISTED_PARTS = 2;
+
+/** Where a partial finding holds: "for" its runs, joined by "and", or "on n parts of" their
+ *  extent when there are more than LISTED_PARTS. */
+export function partsText(r: Reading): string {
+  const parts = r.parts ?? [];
+  if (parts.length > LISTED_PARTS) {
+    return `on ${parts.length} parts of ${spanText(r.symbol, parts[0][0], parts[parts.length - 1][1])}`;
+  }
+  return "for " + parts.map(([lo, hi]) => spanText(r.symbol, lo, hi)).join(" and ");
+}
 
 /** "a ≻ b for q ≥ 0.1" (with family: "a ≻ b in Vendi score for q ≥ 0.1"). */
 export function partClaim(a: string, b: string, r: Reading, family = false): string {
   const [first, second] = (r.part_side as number) > 0 ? [a, b] : [b, a];
-  return `${first} ≻ ${second}${family ? ` in ${r.family}` : ""} for ${partsText(r)}`;
+  return `${first} ≻ ${second}${family ? ` in ${r.family}` : ""} ${partsText(r)}`;
 }
 
 /** Python's ``f"{x:.{digits}g}"``, with ∞ for infinities. */

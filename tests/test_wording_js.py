@@ -151,7 +151,7 @@ def _finding_of(rng, k: int, f: int, verdict: str, scale_free: bool) -> dict:
             [(0.1, np.inf)],
             [(0.0, 2.5)],
             [(0.172, 2.27), (5.0, 5.0)],
-            [(1.24, 3.08)],
+            [(1.24, 3.08), (3.5, 3.5), (4.0, 4.5)],  # more than LISTED_PARTS: their extent
         ][(k + f) % 4]
         out.update(part_side=float(rng.choice([1.0, -1.0])), parts=runs)
     return out
@@ -267,7 +267,7 @@ def test_the_browser_words_verdicts_like_summary_py(compiled, tmp_path):
     blocks = [line for case in cases for line in expected(case)["block"]]
     assert any("1,234,567 samples" in line for line in blocks)
     # ...and every way of writing a part of the domain (step 9).
-    for said in ("q ≥ 0.1", "≤ 2.5", "0.172 ≤ ", " ≈ 5 ", " and "):
+    for said in ("q ≥ 0.1", "≤ 2.5", "0.172 ≤ ", " ≈ 5 ", " and ", " on 3 parts of 1.24 ≤ "):
         assert any(said in line and "elsewhere" in line for line in blocks), said
     assert any("average_distance: " in line and "(noise ±" in line for line in blocks)
     assert any(

@@ -173,16 +173,24 @@ def span_text(symbol: str, lo: float, hi: float) -> str:
     return f"{fmt_g(lo)} ≤ {symbol} ≤ {fmt_g(hi)}"
 
 
+#: A partial finding of more runs is written as their extent: "on 5 parts of 0.7 ≤ τ ≤ 0.9".
+LISTED_PARTS = 2
+
+
 def parts_text(r: Reading) -> str:
-    """Where a partial finding holds: its runs, joined by "and"."""
-    return " and ".join(span_text(r.symbol, lo, hi) for lo, hi in r.parts)
+    """Where a partial finding holds: "for" its runs, joined by "and", or "on n parts of"
+    their extent when there are more than LISTED_PARTS."""
+    if len(r.parts) > LISTED_PARTS:
+        extent = span_text(r.symbol, r.parts[0][0], r.parts[-1][1])
+        return f"on {len(r.parts)} parts of {extent}"
+    return "for " + " and ".join(span_text(r.symbol, lo, hi) for lo, hi in r.parts)
 
 
 def part_claim(a: str, b: str, r: Reading, family: bool = False) -> str:
-    """ "a ≻ b for q ≥ 0.1" (with ``family``: "a ≻ b in Vendi score for q ≥ 0.1"), from the
-    side that leads on part of the domain."""
+    """The partial finding from the side that leads: "a ≻ b for q ≥ 0.1" (with ``family``:
+    "a ≻ b in Vendi score for q ≥ 0.1")."""
     first, second = (a, b) if r.part_side > 0 else (b, a)
-    return f"{first} ≻ {second}{f' in {r.family}' if family else ''} for {parts_text(r)}"
+    return f"{first} ≻ {second}{f' in {r.family}' if family else ''} {parts_text(r)}"
 
 
 def finding_intro(level: float, without: Sequence[tuple[str, str]], banded: int) -> list[str]:
