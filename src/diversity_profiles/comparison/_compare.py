@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core import check_real, one_of, progress
-from ..pipeline import FAMILIES, centred_replicates, subsample_scale
+from ..pipeline import FAMILIES, brackets, centred_replicates, subsample_scale
 from ..pipeline import curves as family_curves
 from . import _verdict as rule
 from . import _wording as wording
@@ -38,26 +38,19 @@ def bounds_of(ds, family: str) -> tuple[np.ndarray, np.ndarray] | None:
     present when its values are certified bounds or estimates ± error (attribute
     ``method``, set by the large-n methods), None for exact values.
 
-    Bounds are the registry's ``bounds`` variables (else ``<family>_lower``/
-    ``<family>_upper``), else the value ± ``<family>_error``; a NaN bound (a set computed
-    exactly in a merged tree) is the value itself, and a family that claims bounds but
-    stores none is unbounded (no verdict but "bounds overlap" or "tied").
+    Bounds are the stored brackets (:func:`~diversity_profiles.pipeline.brackets`); a family
+    that claims bounds but stores none is unbounded (no verdict but "bounds overlap" or
+    "tied").
     """
     var = ds[family]
     if var.attrs.get("method") not in BOUNDED_METHODS:
         return None
-    values = np.asarray(var.values, dtype=np.float64).reshape(var.sizes["set"], -1)
-    fam = FAMILIES.get(family)
-    names = fam.bounds if fam is not None and fam.bounds else (f"{family}_lower", f"{family}_upper")
-    if all(name in ds for name in names):
-        lo = np.asarray(ds[names[0]].values, dtype=np.float64).reshape(values.shape)
-        hi = np.asarray(ds[names[1]].values, dtype=np.float64).reshape(values.shape)
-    elif f"{family}_error" in ds:
-        err = np.abs(np.asarray(ds[f"{family}_error"].values, dtype=np.float64))
-        lo, hi = values - err.reshape(values.shape), values + err.reshape(values.shape)
-    else:
-        lo, hi = np.full(values.shape, -np.inf), np.full(values.shape, np.inf)
-    return np.where(np.isnan(lo), values, lo), np.where(np.isnan(hi), values, hi)
+    shape = (var.sizes["set"], -1)
+    got = brackets(ds, family)
+    if got is None:
+        values = np.asarray(var.values, dtype=np.float64).reshape(shape)
+        return np.full(values.shape, -np.inf), np.full(values.shape, np.inf)
+    return got[0].reshape(shape), got[1].reshape(shape)
 
 
 def _narrow(family: str, grid: np.ndarray, domain, path: str) -> tuple[np.ndarray, str]:

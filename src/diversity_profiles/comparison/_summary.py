@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -72,14 +73,19 @@ def _readings(table, a: str, b: str, esc: Text) -> list[Reading]:
                 share=float(row["minor_share"][k]) if "minor_share" in have else 0.0,
                 confident=esc(str(row["verdict_ci"][k])) if "verdict_ci" in have else "no band",
                 finding=esc(str(row["finding"][k])) if "finding" in have else "no uncertainty",
-                **{key: float(row[var][k]) for key, var in NEEDED.items() if var in have},
+                **_needed_of(row, have, k),
                 **_parts_of(row, have, k),
             )
         )
     return out
 
 
-def _parts_of(row, have, k: int) -> dict:
+def _needed_of(row, have, k: int) -> dict[str, Any]:
+    """The fields of a lead not yet supported (those the comparison stores)."""
+    return {key: float(row[var][k]) for key, var in NEEDED.items() if var in have}
+
+
+def _parts_of(row, have, k: int) -> dict[str, Any]:
     """Step 9's side and runs of one family's pair (none in a comparison from before
     them; a file's values are untrusted: a side is its sign, a run needs both ends)."""
     if not {"part_side", "part_from", "part_to"} <= set(have):

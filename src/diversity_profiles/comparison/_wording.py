@@ -249,9 +249,9 @@ def finding_line(a: str, b: str, readings: Sequence[Reading]) -> str:
         parts.append(f"equal within the margin in {', '.join(tied)}")
     if not parts:
         return f"no finding on {a} vs {b}: no sampling uncertainty"
-    a_side = ahead or [r for r in partial if r.part_side > 0]
-    b_side = behind or [r for r in partial if r.part_side < 0]
-    disagree = len([x for x in (a_side, b_side, crossed) if x]) > 1
+    a_side = bool(ahead) or any(r.part_side > 0 for r in partial)
+    b_side = bool(behind) or any(r.part_side < 0 for r in partial)
+    disagree = a_side + b_side + bool(crossed) > 1
     return (f"families disagree on {a} vs {b}: " if disagree else "") + "; ".join(parts)
 
 
@@ -422,8 +422,8 @@ def headline_sentence(
     if not any(wins):
         if partial:
             return "; ".join(rest) + tail
-        said = "no set is ahead of another: " + ", ".join(counts) if counts else "no finding"
-        return said + tail
+        nobody = "no set is ahead of another: " + ", ".join(counts) if counts else "no finding"
+        return nobody + tail
     groups: list[tuple[list[int], int, int]] = []
     for k in order:
         if groups and groups[-1][1:] == (wins[k], losses[k]):

@@ -2,7 +2,7 @@
 registry, method planning, resampling, the :class:`Profiler` and the tree's layout."""
 
 from ._condition import Condition, PreparedSet, prepare_sets
-from ._layout import Curves, band_of, comparison_paths, conditions_of, curves, tidy
+from ._layout import Curves, band_of, brackets, comparison_paths, conditions_of, curves, tidy
 from ._merge import merge
 from ._plan import Plan
 from ._planning import describe as describe_plan
@@ -28,6 +28,7 @@ __all__ = [
     "PreparedSet",
     "Profiler",
     "band_of",
+    "brackets",
     "centred_replicates",
     "comparison_paths",
     "condition_grids",

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._registry import FAMILIES, Family
+from ._layout import brackets
+from ._registry import FAMILIES
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -60,23 +61,6 @@ def interpolation_bound(
     return out
 
 
-def _brackets(ds: xr.Dataset, fam: Family) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Each value's bracket, where the family stores one: its registry bounds, else
-    ``<family>_lower``/``<family>_upper``, else ± ``<family>_error`` (None: exact)."""
-    names = fam.bounds or (f"{fam.name}_lower", f"{fam.name}_upper")
-    if all(name in ds for name in names):
-        lo, hi = (np.asarray(ds[name].values, dtype=np.float64) for name in names)
-        values = np.asarray(ds[fam.name].values, dtype=np.float64)
-        # A NaN bound (a set computed exactly beside large-n ones) is the value itself.
-        return np.where(np.isnan(lo), values, lo), np.where(np.isnan(hi), values, hi)
-    if f"{fam.name}_error" in ds:
-        values = np.asarray(ds[fam.name].values, dtype=np.float64)
-        err = np.abs(np.asarray(ds[f"{fam.name}_error"].values, dtype=np.float64))
-        err = np.where(np.isnan(err), 0.0, err)
-        return values - err, values + err
-    return None, None
-
-
 def with_interpolation_bounds(ds: xr.Dataset) -> xr.Dataset:
     """``ds`` with ``<family>_interpolation_error`` for each nonincreasing family it holds
     (recomputed from the values, so a grown grid gets its new intervals); a new Dataset."""
@@ -87,7 +71,7 @@ def with_interpolation_bounds(ds: xr.Dataset) -> xr.Dataset:
         var = ds[fam.name]
         if var.dims[-1] != fam.parameter:
             continue
-        lower, upper = _brackets(ds, fam)
+        lower, upper = brackets(ds, fam.name) or (None, None)
         bound = interpolation_bound(var.values, lower, upper, fam.rule.step)
         line = "the step it holds" if fam.rule.step else "the straight line between them"
         out[f"{fam.name}{SUFFIX}"] = (

@@ -51,6 +51,26 @@ def band_kind(ds: xr.Dataset, family: str) -> str | None:
     return None
 
 
+def brackets(ds: xr.Dataset, family: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The stored (lower, upper) bracket of each of ``family``'s values, as float64 arrays
+    shaped like them: the registry's ``bounds`` variables, else ``<family>_lower``/
+    ``<family>_upper``, else the value ± ``<family>_error``; None when none is stored (the
+    values are exact). A NaN bound (a set computed exactly beside large-n ones) is the
+    value itself."""
+    values = np.asarray(ds[family].values, dtype=np.float64)
+    fam = FAMILIES.get(family)
+    names = fam.bounds if fam is not None and fam.bounds else (f"{family}_lower", f"{family}_upper")
+    if all(name in ds for name in names):
+        lo, hi = (np.asarray(ds[name].values, dtype=np.float64).reshape(values.shape)
+                  for name in names)  # fmt: skip
+    elif f"{family}_error" in ds:
+        err = np.abs(np.asarray(ds[f"{family}_error"].values, dtype=np.float64))
+        lo, hi = values - err.reshape(values.shape), values + err.reshape(values.shape)
+    else:
+        return None
+    return np.where(np.isnan(lo), values, lo), np.where(np.isnan(hi), values, hi)
+
+
 def band_of(ds: xr.Dataset, family: str) -> tuple[xr.DataArray | None, xr.DataArray | None]:
     """The band drawn around a family's curves (see :func:`band_kind`), else
     ``(None, None)``."""
