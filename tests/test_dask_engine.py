@@ -18,6 +18,8 @@ from diversity_profiles.engines._dask_operator import DaskPairOperator
 from diversity_profiles.large._magnitude_large import _exp_entry, magnitude_large
 from diversity_profiles.large._vendi_large import vendi_large
 
+from .engine_checks import same_interpolation_bound
+
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 threadpool_limits = pytest.importorskip("threadpoolctl").threadpool_limits
@@ -73,7 +75,7 @@ def _assert_same_tree(a, b, close=(), bracketed=SOLVED):
                 rtol=1e-4, atol=1e-9, err_msg=var,
             )  # fmt: skip
         elif var.endswith("_interpolation_error"):
-            _same_interpolation_bound(a, b, var)
+            same_interpolation_bound(a, b, var)
         elif var.removesuffix("_error") in bracketed:  # an estimate's error bar, summed
             # in another order too: the same bar to well within its own accuracy (at high
             # orders it is float64 rounding of the value, ~1e-11 relative)
@@ -452,14 +454,3 @@ def test_vectorised_callable_runs_on_the_cluster_and_equals_numpy(client):
     ref = np.exp(-np.sum(lam * np.log(lam)))
     assert float(node["vendi"].sel(set="x", q=1.0)) == pytest.approx(ref, rel=1e-9)
 
-
-def _same_interpolation_bound(a, b, var) -> None:
-    """A derived bound (pipeline/_between.py): equal up to what its inputs differ by between
-    the engines (each interval's bound moves at most twice the largest change of a value or
-    bracket), which the loops above check with their own tolerances."""
-    fam = var.removesuffix("_interpolation_error")
-    inputs = [v for v in a.data_vars
-              if v == fam or v in (f"{fam}_lower", f"{fam}_upper", f"{fam}_error")]
-    moved = max(float(np.nanmax(np.abs(a[v].values - b[v].values), initial=0.0)) for v in inputs)
-    np.testing.assert_allclose(a[var].values, b[var].values, rtol=0, atol=4 * moved + 1e-9,
-                               err_msg=var)  # fmt: skip

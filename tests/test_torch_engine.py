@@ -13,6 +13,8 @@ import diversity_profiles as dp
 from diversity_profiles.engines import _streaming as streaming
 from diversity_profiles.engines._distances import prepare_embeddings
 
+from .engine_checks import same_interpolation_bound
+
 torch = pytest.importorskip("torch", reason="torch is optional: pip install '.[torch]'")
 from diversity_profiles.engines import _torch_engine as torch_engine  # noqa: E402  (after the skip)
 
@@ -135,7 +137,7 @@ def test_profiles_on_cpu_torch_equal_the_numpy_engine(distance):
     for var in ref.data_vars:
         assert got[var].attrs.get("method") == ref[var].attrs.get("method"), var
         if var.endswith("_interpolation_error"):
-            _same_interpolation_bound(got, ref, var)
+            same_interpolation_bound(got, ref, var)
         elif var.startswith(("circles", "richness", "n_samples")):
             assert np.array_equal(got[var].values, ref[var].values), var  # counts: exact
         elif var.startswith(("magnitude", "vendi")) and ref[var].attrs.get("method"):
@@ -314,14 +316,3 @@ def test_cli_device(tmp_path):
         assert "'cuda'" in run.stderr and "device='cpu'" in run.stderr
         assert not (tmp_path / "cuda.nc").exists()
 
-
-def _same_interpolation_bound(a, b, var) -> None:
-    """A derived bound (pipeline/_between.py): equal up to what its inputs differ by between
-    the engines (each interval's bound moves at most twice the largest change of a value or
-    bracket), which the loops above check with their own tolerances."""
-    fam = var.removesuffix("_interpolation_error")
-    inputs = [v for v in a.data_vars
-              if v == fam or v in (f"{fam}_lower", f"{fam}_upper", f"{fam}_error")]
-    moved = max(float(np.nanmax(np.abs(a[v].values - b[v].values), initial=0.0)) for v in inputs)
-    np.testing.assert_allclose(a[var].values, b[var].values, rtol=0, atol=4 * moved + 1e-9,
-                               err_msg=var)  # fmt: skip
