@@ -17,7 +17,7 @@ import diversity_profiles  # noqa: E402
 
 project = "diversity-profiles"
 author = "diversity-profiles developers"
-copyright = "2026, diversity-profiles developers"  # noqa: A001 - Sphinx's name
+copyright = "2026, diversity-profiles developers"
 release = diversity_profiles.__version__
 version = release
 
@@ -26,11 +26,14 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "myst_nb",
+    "sphinx_autosummary_accessors",  # tree.dp.<method> pages
     "dp_docs",  # _ext/dp_docs.py: MathML math, live explorers, the CLI reference
 ]
 
 exclude_patterns = ["_build", "README.md", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
-templates_path = ["_templates"]
+import sphinx_autosummary_accessors  # noqa: E402
+
+templates_path = ["_templates", sphinx_autosummary_accessors.templates_path]
 html_static_path = ["_static"]
 html_math_renderer = "mathml"  # _ext/dp_docs.py: drawn by the browser, nothing fetched
 html_css_files = ["dp-docs.css"]
@@ -41,6 +44,7 @@ nitpicky = True
 # Python's and third-party types are not linked (no intersphinx: the build is offline).
 nitpick_ignore_regex = [
     (r"py:.*", r".*\._[a-z].*"),  # diversity_profiles.pipeline._plan.Plan and the like
+    (r"py:.*", r"(anywidget|traitlets|ipywidgets|xarray|numpy|scipy|pandas|altair|dask|torch)\b.*"),
 ]
 suppress_warnings: list[str] = []
 

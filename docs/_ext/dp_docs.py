@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from docutils import nodes
+from docutils.utils.math import MathError
 from docutils.utils.math.latex2mathml import tex2mathml
 from sphinx.application import Sphinx
 from sphinx.util import logging
@@ -38,7 +39,7 @@ def _mathml(translator, node, *, block: bool) -> str:
     latex = node.astext()
     try:
         return tex2mathml(latex, as_block=block)
-    except SyntaxError as exc:  # the strict build turns this into a failure
+    except (MathError, SyntaxError) as exc:  # the strict build turns this into a failure
         LOGGER.warning("cannot write %r as MathML: %s", latex, exc, location=node)
         return f"<code>{translator.encode(latex)}</code>"
 

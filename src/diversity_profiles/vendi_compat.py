@@ -518,14 +518,14 @@ def intdiv_X(
     X: ArrayLike, q: float = 1, p: ArrayLike | None = None, normalize: bool = True
 ) -> float | np.ndarray:
     """Internal diversity of the cosine (or linear) kernel of embeddings, as
-    ``vendi.intdiv_X``: :func:`intdiv_K` of ``X X^T`` (unit rows with ``normalize``).
+    ``vendi.intdiv_X``: :func:`~diversity_profiles.vendi_compat.intdiv_K` of ``X X^T`` (unit rows with ``normalize``).
 
     Parameters
     ----------
     X : array_like, shape (n, d)
         One embedding per row.
     q, p
-        As in :func:`intdiv_K`.
+        As in :func:`~diversity_profiles.vendi_compat.intdiv_K`.
     normalize : bool, default True
         Scale rows to unit norm first (cosine similarity).
 
@@ -564,7 +564,7 @@ def intdiv(
     elems: Iterable[Any], k: Callable[[Any, Any], float], q: float = 1, p: ArrayLike | None = None
 ) -> float | np.ndarray:
     """Internal diversity of any objects under a similarity function, as ``vendi.intdiv``:
-    :func:`intdiv_K` of the matrix of ``k``.
+    :func:`~diversity_profiles.vendi_compat.intdiv_K` of the matrix of ``k``.
 
     Parameters
     ----------
@@ -573,7 +573,7 @@ def intdiv(
     k : callable
         Symmetric similarity ``k(a, b) -> float``, called once per pair ``i <= j``.
     q, p
-        As in :func:`intdiv_K`.
+        As in :func:`~diversity_profiles.vendi_compat.intdiv_K`.
 
     Returns
     -------

@@ -72,6 +72,13 @@ class Pairwise:
 
     Made by :func:`pairwise` (see there); a plain callable passed as ``distance`` or
     ``similarities`` becomes ``Pairwise(f)``.
+
+    Examples
+    --------
+    >>> import diversity_profiles as dp
+    >>> differs = dp.pairwise(lambda a, b: float(a != b), n_jobs=1)
+    >>> isinstance(differs, dp.Pairwise), differs.vectorised
+    (True, False)
     """
 
     func: Callable[[Any, Any], Any]

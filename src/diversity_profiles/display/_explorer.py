@@ -96,6 +96,16 @@ class ProfileExplorer(anywidget.AnyWidget):
         assigning it moves the sliders).
     selected_sets : list of str
         Sets the user picked.
+
+    Examples
+    --------
+    >>> import diversity_profiles as dp
+    >>> tree = dp.profiles({"A": [[1.], [2.], [3.]], "B": [[0.], [4.]]},
+    ...                    representation="line", distance="euclidean",
+    ...                    families=["richness", "average_distance"])
+    >>> explorer = dp.ProfileExplorer(tree)   # the last line of a cell draws it
+    >>> explorer.condition, sorted(explorer.domains)
+    ('line/euclidean', [])
     """
 
     _esm = BUNDLE

@@ -88,6 +88,18 @@ def report(
     -------
     pathlib.Path
         The file written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import diversity_profiles as dp
+    >>> tree = dp.profiles({"A": [[1.], [2.], [3.]], "B": [[0.], [4.]]},
+    ...                    representation="line", distance="euclidean",
+    ...                    families=["richness", "average_distance"])
+    >>> page = dp.report(tree, pathlib.Path(tempfile.mkdtemp()) / "line.html",
+    ...                  title="Two sets on a line")
+    >>> page.suffix, "Two sets on a line" in page.read_text()
+    ('.html', True)
     """
     path = check_output(path, kind="html", overwrite=overwrite)
     paths = conditions_of(tree)

@@ -32,6 +32,17 @@ def execute_notebook(
     never modified. The notebook is written beside ``output`` and renamed into place;
     ``overwrite=True`` replaces only a notebook this function saved (its metadata
     carries ``diversity_profiles_executed``).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import nbformat
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    >>> nbformat.write(nb, folder / "tiny.ipynb")
+    >>> done = execute_notebook(folder / "tiny.ipynb")
+    >>> done.name, nbformat.read(done, as_version=4).cells[0].outputs[0]["data"]["text/plain"]
+    ('tiny.executed.ipynb', '2')
     """
     import nbformat
     from nbclient import NotebookClient
@@ -89,6 +100,17 @@ def export_html(notebook, html_path, *, overwrite: bool = False) -> Path:
     this package) instead of being loaded from CDNs, so the page makes no request
     outside its folder. Those files are only ever added: one that exists with other
     content is refused before anything is written (identical ones are kept).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import nbformat
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    >>> nbformat.write(nb, folder / "tiny.ipynb")
+    >>> page = export_html(folder / "tiny.ipynb", folder / "tiny.html")
+    >>> page.name, (folder / "require.js").exists()
+    ('tiny.html', True)
     """
     import nbformat
     from nbconvert import HTMLExporter
@@ -129,6 +151,17 @@ def clean_widget_metadata(path) -> bool:
     """Make a notebook acceptable to GitHub: drop ``metadata.widgets`` without a state.
 
     Returns True if the file was changed.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import nbformat
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    >>> nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {}}
+    >>> nbformat.write(nb, folder / "tiny.ipynb")
+    >>> clean_widget_metadata(folder / "tiny.ipynb"), clean_widget_metadata(folder / "tiny.ipynb")
+    (True, False)
     """
     import nbformat
 
@@ -142,3 +175,6 @@ def clean_widget_metadata(path) -> bool:
     del nb.metadata["widgets"]
     nbformat.write(nb, path)
     return True
+
+
+__all__ = ["clean_widget_metadata", "execute_notebook", "export_html"]

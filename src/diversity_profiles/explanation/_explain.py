@@ -280,11 +280,11 @@ def explain(
     n_modes, n_top : int
         Vendi modes kept, and top-loading samples listed per mode.
     samples : dict, optional
-        Per set, what to show for each sample (see :func:`samples.display_payload`).
+        Per set, what to show for each sample (see ``display_payload``).
     sample_kind : {"auto", "text", "image", "smiles", "label"}
     categories : dict, optional
         Per set, a category label per sample: profiles per category and the
-        alpha/beta/gamma partition (:mod:`partition`) at ``orders``.
+        alpha/beta/gamma partition (``explanation.partition``) at ``orders``.
     orders : sequence of float
         Orders q of the partition (dimension ``order``).
     partition_bandwidth : float, optional

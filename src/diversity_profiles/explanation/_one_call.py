@@ -41,8 +41,8 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         a ``"sample"`` dimension, one whose second dimension is named like the samples
         (``"samples"``, ``"Sample_id"``: any name holding "sample") is refused, as is
         anything not 2-D. Dask arrays and chunked DataArrays run the streamed passes as
-        dask graphs, on the active ``dask.distributed`` client when there is one (see
-        :mod:`.dask_engine`); ``method="auto"`` then means the large-n methods at any
+        dask graphs, on the active ``dask.distributed`` client when there is one (see the
+        user guide's "more than one machine"); ``method="auto"`` then means the large-n methods at any
         n. A torch tensor on the ``meta`` device (a shape without values) is refused.
     representation : str or Representation
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
@@ -79,8 +79,8 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         refined), so ``[low, high]`` is a two-point grid. A range of zero width, ``(3.0, 3.0)``,
         is the one point 3.0, like the grid ``[3.0]`` (``n_points`` copies of one
         value would compute one point ``n_points`` times and draw no curve either
-        way). At most 10,000 points per family (:data:`~.pipeline.MAX_N_POINTS`).
-        (:func:`compare` only narrows a computed grid, so there any ``(low, high)``
+        way). At most 10,000 points per family (``pipeline.MAX_N_POINTS``).
+        (:func:`~diversity_profiles.compare` only narrows a computed grid, so there any ``(low, high)``
         pair is a window.) Default domains follow the pooled data of the condition.
     n_points : "auto" or int, default "auto"
         ``"auto"``: adaptive grids. Each default domain and ``(low, high)`` range is
@@ -92,7 +92,7 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         coarse + 9 bend + 14 crossing points``). Families on their large-n method keep a
         fixed grid of 50 points. An int: a fixed grid of that many points per default
         domain and range, nothing added: 5 to 10,000
-        (:data:`~.pipeline.MAX_N_POINTS`).
+        (``pipeline.MAX_N_POINTS``).
     similarities : dict of str to array_like, optional
         Precomputed similarity matrices (unit diagonal, PSD) for Vendi, one per set.
         Or a similarity callable ``k(a, b) -> float`` (or :func:`pairwise` of one; with
@@ -124,7 +124,7 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         n as :mod:`diversity_profiles.pipeline._resampling` explains; Circles uses its
         greedy lower bound there). ``0``: none, and then no verdict is supported.
         Either way ``<family>_ci_lower`` / ``<family>_ci_upper`` are pointwise bands at
-        level ``ci``, and :func:`compare` turns the replicates into simultaneous bands
+        level ``ci``, and :func:`~diversity_profiles.compare` turns the replicates into simultaneous bands
         of each difference and the findings that hold with confidence. Families routed
         to their large-n method (``method``) have none: an int is then refused with
         what to do instead.
@@ -168,7 +168,7 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         ``"cuda:1"``, or ``"cpu"`` for torch on the CPU); torch tensors among the
         sets run on their own device when none is given. ``method="auto"`` then
         means the large-n methods at any n. Accuracy safeguards and the precision of
-        each kernel: :mod:`.torch_engine`. Needs ``pip install
+        each kernel: the torch engine's module docstring. Needs ``pip install
         "diversity-profiles[torch]"``.
     samples : dict, optional
         Per set, what to show for each sample in the explorer and the report (image

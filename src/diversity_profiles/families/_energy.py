@@ -12,7 +12,18 @@ from ..engines import BINS_PER_OCTAVE, OCTAVES, LogDistanceHistogram
 
 
 class CoincidentPointsWarning(UserWarning):
-    """Two samples sit at distance zero, so their energy term is infinite."""
+    """Two samples sit at distance zero, so their energy term is infinite.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import diversity_profiles as dp
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     value = dp.energy([[0., 0, 1], [0, 0, 1], [1, 1, 0]], 1.0)
+    >>> any(issubclass(w.category, dp.CoincidentPointsWarning) for w in caught)
+    True
+    """
 
 
 def _warn_coincident(n_zero_pairs: float, func: str) -> None:

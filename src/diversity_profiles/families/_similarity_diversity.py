@@ -110,7 +110,7 @@ def similarity_diversity(
     With :math:`p` the abundances and :math:`(Zp)_i = \sum_j Z_{ij} p_j` the
     ordinariness of sample :math:`i`, summing over the support :math:`p_i > 0`,
 
-    .. math:: {}^qD^Z(p) = \Big(\sum_{i:\,p_i>0} p_i\,(Zp)_i^{\,q-1}\Big)^{1/(1-q)}
+    .. math:: {}^qD^Z(p) = \left(\sum_{i:\,p_i>0} p_i\,(Zp)_i^{\,q-1}\right)^{1/(1-q)}
 
     (Leinster & Cobbold, eq. 1), with the limits
     :math:`\exp(-\sum_i p_i \log (Zp)_i)` at ``q=1`` and

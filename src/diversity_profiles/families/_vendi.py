@@ -134,7 +134,7 @@ def vendi_score(
     -----
     With eigenvalues :math:`\lambda_i` of :math:`K/n` (they sum to 1),
 
-    .. math:: \mathrm{VS}_q(K) = \Big(\sum_i \lambda_i^q\Big)^{1/(1-q)},
+    .. math:: \mathrm{VS}_q(K) = \left(\sum_i \lambda_i^q\right)^{1/(1-q)},
 
     with the limits :math:`\exp(-\sum_i \lambda_i\log\lambda_i)` at ``q=1`` and
     :math:`1/\max_i\lambda_i` at ``q=inf`` (Friedman & Dieng, eq. 1 and §3.2).

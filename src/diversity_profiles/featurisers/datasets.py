@@ -76,6 +76,14 @@ def gensim_text(name: str) -> list[str]:
         ``lee_background``: 300 news articles; ``lee``: 50 more;
         ``pang_lee_polarity``: 200 movie-review sentences, each starting with
         ``__label__pos`` or ``__label__neg`` (see :func:`movie_reviews`).
+
+    Examples
+    --------
+    Needs gensim's files: ``pip install --no-deps gensim``.
+
+    >>> docs = gensim_text("lee_background")  # doctest: +SKIP
+    >>> len(docs)  # doctest: +SKIP
+    300
     """
     if name not in _GENSIM_TEXTS:
         raise ValueError(
@@ -87,9 +95,21 @@ def gensim_text(name: str) -> list[str]:
 
 
 def movie_reviews() -> dict[str, list[str]]:
-    """gensim's movie-review sentences split by polarity: ``{"neg": [...], "pos": [...]}``."""
+    """gensim's movie-review sentences split by polarity: ``{"neg": [...], "pos": [...]}``.
+
+    Examples
+    --------
+    Needs gensim's files: ``pip install --no-deps gensim``.
+
+    >>> reviews = movie_reviews()  # doctest: +SKIP
+    >>> sorted(reviews), sum(len(v) for v in reviews.values())  # doctest: +SKIP
+    (['neg', 'pos'], 200)
+    """
     out: dict[str, list[str]] = {}
     for line in gensim_text("pang_lee_polarity"):
         label, _, sentence = line.partition(" ")
         out.setdefault(label.removeprefix("__label__"), []).append(sentence)
     return out
+
+
+__all__ = ["gensim_text", "movie_reviews", "moses_smiles"]

@@ -431,3 +431,6 @@ def profiles(
         }
     rep = Representation(name or default, details)
     return _profiles(vectors, representation=rep, distance=distance, **kwargs)
+
+
+__all__ = ["features", "pixel_vectors", "profiles"]

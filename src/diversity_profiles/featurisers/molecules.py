@@ -47,7 +47,17 @@ _SHOWN = 10
 
 
 class InvalidSmilesWarning(UserWarning):
-    """SMILES that RDKit could not parse were dropped (``on_invalid="drop"``)."""
+    """SMILES that RDKit could not parse were dropped (``on_invalid="drop"``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:  # doctest: +SKIP
+    ...     warnings.simplefilter("always")
+    ...     fps = fingerprints(["CCO", "not a molecule"], on_invalid="drop")
+    >>> fps.shape[0], caught[0].category.__name__  # doctest: +SKIP
+    (1, 'InvalidSmilesWarning')
+    """
 
 
 # ---------------------------------------------------------------------------

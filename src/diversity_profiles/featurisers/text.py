@@ -128,7 +128,7 @@ def ngram_similarity(
 
     For each order k, every text becomes its bag of word k-grams (scikit-learn's
     ``CountVectorizer(ngram_range=(k, k))``; tokens are words and single
-    punctuation marks, :data:`TOKEN_PATTERN`); ``K_k`` is the cosine similarity
+    punctuation marks, ``TOKEN_PATTERN``); ``K_k`` is the cosine similarity
     of those count vectors, and ``K`` the mean of ``K_k`` over the orders
     (Friedman & Dieng 2023, Sec. 5). Each ``K_k`` is a Gram matrix of unit
     vectors, so ``K`` is positive semi-definite with a unit diagonal.
@@ -454,3 +454,6 @@ def profiles(
     )
     kwargs.setdefault("distance", "cosine")
     return _profiles(embedded, representation=rep, **kwargs)
+
+
+__all__ = ["embed", "ngram_similarity", "profiles"]
