@@ -17,6 +17,7 @@ KIND_OF_MODULE = {
     "test_widget_browser": "browser",
     "test_widget_confidence": "browser",
     "test_notebooks": "notebook",
+    "test_docs_site": "notebook",  # builds the site from the executed notebooks; Chromium too
     "test_types": "types",
     "test_cli": "integration",  # the console script, in a subprocess each time
     "test_files": "integration",  # the console module on real files, mostly in subprocesses

@@ -84,7 +84,7 @@ def test_every_public_name_has_an_example(name):
 def test_the_registry_has_its_example_on_the_api_page():
     # FAMILIES is a dict: its entry (and example) is written on the page itself.
     text = API_PAGE.read_text(encoding="utf-8")
-    entry = text.split(".. py:data:: diversity_profiles.FAMILIES", 1)[1].split("```", 1)[0]
+    entry = text.split(".. py:data:: FAMILIES", 1)[1].split("```", 1)[0]
     assert ">>> list(dp.FAMILIES)" in entry
     shown = entry.split(">>> list(dp.FAMILIES)\n", 1)[1].splitlines()[0].strip()
     assert shown == repr(list(dp.FAMILIES))  # the example's output is today's registry
