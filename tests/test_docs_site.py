@@ -162,7 +162,9 @@ CONTRAST = """(selector) => {
   };
   const element = document.querySelector(selector);
   let behind = element;  // the first ancestor that paints a background
-  while (behind && ["rgba(0, 0, 0, 0)", "transparent"].includes(getComputedStyle(behind).backgroundColor)) {
+  const clear = (e) =>
+    ["rgba(0, 0, 0, 0)", "transparent"].includes(getComputedStyle(e).backgroundColor);
+  while (behind && clear(behind)) {
     behind = behind.parentElement;
   }
   const fg = lum(rgb(getComputedStyle(element).color));
