@@ -43,7 +43,8 @@ def documented_names() -> set[str]:
             if line and not line.startswith((":", "..")):
                 entries.add(line)
     entries |= {
-        m.removeprefix("diversity_profiles.") for m in re.findall(r"\.\. py:\w+:: (\S+)", text)
+        m.removeprefix("diversity_profiles.")
+        for m in re.findall(r"\.\. py:(?!module)\w+:: (\S+)", text)
     }
     return entries
 
@@ -57,6 +58,12 @@ def test_the_public_names_are_found():
 @pytest.mark.parametrize("name", public_names())
 def test_every_public_name_has_an_entry_in_the_api_reference(name):
     assert name in documented_names(), f"{name} is public but has no entry in {API_PAGE.name}"
+
+
+def test_every_public_module_has_an_entry_in_the_api_reference():
+    text = API_PAGE.read_text(encoding="utf-8")
+    modules = re.findall(r"\.\. py:module:: diversity_profiles\.(\S+)", text)
+    assert sorted(modules) == sorted(MODULES)
 
 
 def test_the_api_reference_lists_nothing_that_is_not_public():
