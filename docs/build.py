@@ -100,6 +100,16 @@ def for_the_site(nb):
     return nb
 
 
+def write_notebook(nb, path: Path) -> None:
+    """Written beside ``path`` and renamed into place: an interrupted build leaves no
+    half-written notebook for the next one to read."""
+    import nbformat
+
+    partial = path.with_name(f".{path.name}.partial")
+    nbformat.write(nb, partial)
+    os.replace(partial, path)
+
+
 def prepare_notebooks(executed: Path | None, fresh: bool) -> None:
     """Write the pages' notebooks into docs/examples/, executing those not cached."""
     import nbformat
@@ -120,8 +130,8 @@ def prepare_notebooks(executed: Path | None, fresh: bool) -> None:
                 nb = execute(notebook)
                 for old in CACHE.glob(f"{notebook.stem}.*.ipynb"):
                     old.unlink()
-                nbformat.write(nb, cached)
-        nbformat.write(for_the_site(nb), EXAMPLES / notebook.name)
+                write_notebook(nb, cached)
+        write_notebook(for_the_site(nb), EXAMPLES / notebook.name)
 
 
 def sphinx(out: Path) -> int:
