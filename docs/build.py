@@ -135,9 +135,11 @@ def prepare_notebooks(executed: Path | None, fresh: bool) -> None:
 
 
 def sphinx(out: Path) -> int:
-    """Sphinx, strict: warnings are errors (all reported, then it fails), nitpicky refs."""
+    """Sphinx, strict: warnings are errors (all reported, then it fails), nitpicky refs,
+    every page read afresh (-E: an incremental build would not repeat an unchanged
+    page's warnings, and would keep pages made by an older version of _ext/)."""
     command = [
-        sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-n", "-q",
+        sys.executable, "-m", "sphinx", "-E", "-b", "html", "-W", "--keep-going", "-n", "-q",
         "-d", str(DOCS / "_build" / "doctrees"), str(DOCS), str(out),
     ]  # fmt: skip
     return subprocess.run(command, cwd=ROOT, check=False).returncode

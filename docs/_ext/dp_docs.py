@@ -74,7 +74,7 @@ def _add_explorer_scripts(app: Sphinx, pagename, templatename, context, doctree)
     """Only pages that show an explorer load the bundle (about a megabyte)."""
     if EXPLORER_CLASS in context.get("body", ""):
         app.add_js_file(BUNDLE_FILE)
-        app.add_js_file(MOUNT_FILE, type="module")
+        app.add_js_file(MOUNT_FILE, loading_method="defer")
 
 
 # --- the CLI ---------------------------------------------------------------------------------
