@@ -198,8 +198,8 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                 attrs[f"finding_z_{fam}"] = z_found
         how = str(ds.attrs.get(f"uncertainty_{fam}", "none" if got.boot is None else "replicates"))
         if got.boot is not None and not varies:
-            how = "none: its replicates never vary (too few samples to resample, or a count "
-            how += "that resampling cannot move)"
+            how = "none: its replicates never vary: too few samples to resample, or a count "
+            how += "that resampling cannot move"
         attrs[f"uncertainty_{fam}"] = how
         axis, step = family.axis, family.rule.step
         rows = progress(
