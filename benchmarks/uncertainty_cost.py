@@ -9,8 +9,8 @@ what each family's uncertainty was (``uncertainty_<family>``) and, for compariso
 way to a band, ``n_boot=10`` half-sample replicates of every family (at n = 2,000 only).
 A small warm-up profile runs first, so the first timed run does not pay for imports.
 
-Run: ``python benchmarks/uncertainty_cost.py`` (``--sizes 2000 10000``; about 10 minutes at
-2,000 and an hour at 10,000 on 2 cores). Results: ``benchmarks/uncertainty_cost_results.json``.
+Run: ``python benchmarks/uncertainty_cost.py`` (``--sizes 2000 10000``; about 2 minutes at
+2,000 and 7 at 10,000 on 2 cores, measured 2026-12-03). Results: ``benchmarks/uncertainty_cost_results.json``.
 """
 
 from __future__ import annotations
