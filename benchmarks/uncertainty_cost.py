@@ -10,7 +10,8 @@ way to a band, ``n_boot=10`` half-sample replicates of every family (at n = 2,00
 A small warm-up profile runs first, so the first timed run does not pay for imports.
 
 Run: ``python benchmarks/uncertainty_cost.py`` (``--sizes 2000 10000``; about 2 minutes at
-2,000 and 7 at 10,000 on 2 cores, measured 2026-12-03). Results: ``benchmarks/uncertainty_cost_results.json``.
+2,000 and 7 at 10,000 on 2 cores, measured 2026-12-03).
+Results: ``benchmarks/uncertainty_cost_results.json``.
 """
 
 from __future__ import annotations

@@ -518,7 +518,8 @@ def intdiv_X(
     X: ArrayLike, q: float = 1, p: ArrayLike | None = None, normalize: bool = True
 ) -> float | np.ndarray:
     """Internal diversity of the cosine (or linear) kernel of embeddings, as
-    ``vendi.intdiv_X``: :func:`~diversity_profiles.vendi_compat.intdiv_K` of ``X X^T`` (unit rows with ``normalize``).
+    ``vendi.intdiv_X``: :func:`~diversity_profiles.vendi_compat.intdiv_K` of ``X X^T``
+    (unit rows with ``normalize``).
 
     Parameters
     ----------

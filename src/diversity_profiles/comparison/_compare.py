@@ -466,8 +466,9 @@ def compare(
 
     Its time grows as the square of the number of sets (every ordered pair, in every
     family; 100 sets × 6 families took 112 s on 2 busy shared cores); above
-    ``PROGRESS_AFTER_PAIRS`` pair readings a progress bar shows the ETA. :meth:`tree.dp.summary <xarray.DataTree.dp.summary>`
-    of more than 12 sets ranks them instead of writing every pair.
+    ``PROGRESS_AFTER_PAIRS`` pair readings a progress bar shows the ETA.
+    :meth:`tree.dp.summary <xarray.DataTree.dp.summary>` of more than 12 sets ranks them
+    instead of writing every pair.
 
     Parameters
     ----------

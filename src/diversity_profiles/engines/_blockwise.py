@@ -25,6 +25,34 @@ TILE = 2048
 #: The memory a method may use when the caller gives no ``memory_limit`` (bytes).
 DEFAULT_MEMORY = 4 * 1024**3
 
+#: A product's tiles are dealt, by position, into at most this many groups, each summed
+#: into its own float64 buffer in a fixed order, the buffers then added in group order.
+#: The groups run on up to that many threads (numpy's GEMM and elementwise maps release
+#: the GIL; the exp of a tile was one core's work while the other idled). The grouping
+#: depends on n and the number of columns only, never on the machine's cores, so a
+#: product is the same to the last bit on any machine.
+TILE_GROUPS = 4
+#: ...with the buffers of all groups together kept under this many bytes.
+GROUP_BUFFER_BYTES = 256 * 1024**2
+
+
+def tile_groups(n_tiles: int, n: int, k: int) -> int:
+    """How many groups a product of ``n_tiles`` tiles with ``k`` columns is dealt into.
+
+    >>> tile_groups(1, 100, 1), tile_groups(15, 10_000, 8), tile_groups(1275, 100_000, 64)
+    (1, 4, 4)
+    >>> tile_groups(1275, 100_000, 2048)  # one n x k buffer already takes 1.6 GB
+    1
+    """
+    per_buffer = 8 * n * max(k, 1)
+    return max(1, min(TILE_GROUPS, n_tiles, GROUP_BUFFER_BYTES // per_buffer))
+
+
+def _workers(groups: int) -> int:
+    import os
+
+    return max(1, min(groups, os.cpu_count() or 1))
+
 
 def one_thread() -> contextlib.AbstractContextManager:
     """A context running BLAS/LAPACK on one thread, for the many small factorisations.
@@ -136,11 +164,28 @@ class PairOperator:
         if self.held is not None:
             return
         K = np.empty((self.n, self.n), dtype=np.float32)
-        for r, c, _ in self._tiles():
-            T = self.tile(r, c, double=False)
-            K[r, c] = T
-            K[c, r] = T.T
+
+        def fill(tiles) -> None:  # disjoint blocks of K: no two threads write one entry
+            for r, c, _ in tiles:
+                T = self.tile(r, c, double=False)
+                K[r, c] = T
+                K[c, r] = T.T
+
+        tiles = list(self._tiles())
+        groups = min(TILE_GROUPS, len(tiles))
+        self._in_groups(fill, [tiles[g::groups] for g in range(groups)])
         self.held = K
+
+    @staticmethod
+    def _in_groups(work: Callable, groups: list) -> list:
+        """``work(group)`` for each group, on up to TILE_GROUPS threads; results in order."""
+        workers = _workers(len(groups))
+        if workers == 1:
+            return [work(g) for g in groups]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(work, groups))
 
     def release(self) -> None:
         self.held = None
@@ -160,16 +205,27 @@ class PairOperator:
             return out[:, 0] if vec else out
         dtype = np.float64 if double else np.float32
         Vd = np.ascontiguousarray(V2, dtype=dtype)
-        out = np.zeros(V2.shape, dtype=np.float64)
-        total = 0.0
-        for r, c, diag in self._tiles():
-            T = self.tile(r, c, double=double)
-            out[r] += T @ Vd[c]
-            if not diag:
-                out[c] += T.T @ Vd[r]
-            if sum_squares:
-                s = float(np.einsum("ij,ij->", T, T, dtype=np.float64))
-                total += s if diag else 2.0 * s
+
+        def product(tiles) -> tuple[np.ndarray, float]:
+            part = np.zeros(V2.shape, dtype=np.float64)
+            total = 0.0
+            for r, c, diag in tiles:
+                T = self.tile(r, c, double=double)
+                part[r] += T @ Vd[c]
+                if not diag:
+                    part[c] += T.T @ Vd[r]
+                if sum_squares:
+                    s = float(np.einsum("ij,ij->", T, T, dtype=np.float64))
+                    total += s if diag else 2.0 * s
+            return part, total
+
+        tiles = list(self._tiles())
+        groups = tile_groups(len(tiles), self.n, V2.shape[1])
+        parts = self._in_groups(product, [tiles[g::groups] for g in range(groups)])
+        out, total = parts[0]
+        for part, part_total in parts[1:]:  # in group order: the same sum on any machine
+            out += part
+            total += part_total
         out = out[:, 0] if vec else out
         return (out, total) if sum_squares else out
 

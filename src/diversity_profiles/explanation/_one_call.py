@@ -42,8 +42,8 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         (``"samples"``, ``"Sample_id"``: any name holding "sample") is refused, as is
         anything not 2-D. Dask arrays and chunked DataArrays run the streamed passes as
         dask graphs, on the active ``dask.distributed`` client when there is one (see the
-        user guide's "more than one machine"); ``method="auto"`` then means the large-n methods at any
-        n. A torch tensor on the ``meta`` device (a shape without values) is refused.
+        user guide's "more than one machine"); ``method="auto"`` then means the large-n
+        methods at any n. A torch tensor on the ``meta`` device (a shape without values) is refused.
     representation : str or Representation
         Name of the embedding (e.g. ``"minilm"``); recorded, and the first level
         of the tree path, so it must be a non-blank string without ``/`` or a
@@ -80,8 +80,8 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         is the one point 3.0, like the grid ``[3.0]`` (``n_points`` copies of one
         value would compute one point ``n_points`` times and draw no curve either
         way). At most 10,000 points per family (``pipeline.MAX_N_POINTS``).
-        (:func:`~diversity_profiles.compare` only narrows a computed grid, so there any ``(low, high)``
-        pair is a window.) Default domains follow the pooled data of the condition.
+        (:func:`~diversity_profiles.compare` only narrows a computed grid, so there any
+        ``(low, high)`` pair is a window.) Default domains follow the pooled data of the condition.
     n_points : "auto" or int, default "auto"
         ``"auto"``: adaptive grids. Each default domain and ``(low, high)`` range is
         evaluated on 25 points, then points are added, the same for every set, where
@@ -124,9 +124,9 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         n as :mod:`diversity_profiles.pipeline._resampling` explains; Circles uses its
         greedy lower bound there). ``0``: none, and then no verdict is supported.
         Either way ``<family>_ci_lower`` / ``<family>_ci_upper`` are pointwise bands at
-        level ``ci``, and :func:`~diversity_profiles.compare` turns the replicates into simultaneous bands
-        of each difference and the findings that hold with confidence. Families routed
-        to their large-n method (``method``) have none: an int is then refused with
+        level ``ci``, and :func:`~diversity_profiles.compare` turns the replicates into
+        simultaneous bands of each difference and the findings that hold with confidence.
+        Families routed to their large-n method (``method``) have none: an int is then refused with
         what to do instead.
     ci : float, default 0.95
         Confidence level of the bands.

@@ -112,4 +112,4 @@ def movie_reviews() -> dict[str, list[str]]:
     return out
 
 
-__all__ = ["gensim_text", "movie_reviews", "moses_smiles"]
+__all__ = ["gensim_text", "moses_smiles", "movie_reviews"]
