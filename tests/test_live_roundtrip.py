@@ -22,14 +22,18 @@ from .browser import CHROMIUM, LAUNCH_ARGS, block_outside, jupyterlab
 
 SETUP = """\
 import json
+import os
 import diversity_profiles as dp
 profiler = dp.Profiler({"A": [[1.0], [2.0], [3.0]], "B": [[0.0], [4.0]]},
                        representation="line", distance="euclidean")
 tree = profiler.profiles(n_points=20)
 grid = tree["line/euclidean"].t.values
 explorer = tree.dp.explore(profiler=profiler)  # its matrices let "more" extend a domain
-explorer.observe(lambda change: open("domains.json", "w").write(json.dumps(change["new"])),
-                 names="domains")
+def save_domains(change):  # written beside and renamed: the test never reads half a file
+    with open("domains.json.partial", "w") as f:
+        f.write(json.dumps(change["new"]))
+    os.replace("domains.json.partial", "domains.json")
+explorer.observe(save_domains, names="domains")
 explorer
 """
 RESET = 'explorer.domains = {"magnitude": [float(grid[0]), float(grid[-1])]}'
