@@ -18,7 +18,6 @@ from diversity_profiles.engines._distances import (
     median_bandwidth,
     pairwise_distances,
 )
-from diversity_profiles.engines._held_distances import held_bytes
 from diversity_profiles.large._circles_large import circles_large
 from diversity_profiles.large._magnitude_large import magnitude_large
 from diversity_profiles.large._spectral_bounds import vendi_bracket
@@ -80,12 +79,8 @@ def test_magnitude_large_cosine_and_every_memory_mode():
     ts = np.array([0.5, 5.0, 50.0])
     exact = dp.magnitude(D, ts)
     # float64 D held once; float32 Z_t held (4n² bytes fit, D does not); tiles recomputed
-    # (and D held without the float64 Z_t: its 8n² more bytes do not fit)
-    without_z64 = held_bytes(300) + 1
-    assert held_bytes(300, kernel64=True) > without_z64
-    limits = (None, without_z64, 1e6, 1e3)
-    modes = [magnitude_large(X, ts, distance="cosine", memory_limit=m) for m in limits]
-    assert [r.mode for r in modes] == ["distances", "distances", "held", "recompute"]
+    modes = [magnitude_large(X, ts, distance="cosine", memory_limit=m) for m in (None, 1e6, 1e3)]
+    assert [r.mode for r in modes] == ["distances", "held", "recompute"]
     for r in modes:
         np.testing.assert_allclose(r.value, exact, rtol=1e-6)
         assert np.all(r.lower <= exact * (1 + 1e-12))
@@ -151,29 +146,6 @@ def test_magnitude_large_rebuilds_a_reused_preconditioner_and_stays_exact(monkey
     exact = dp.magnitude(D, ts)
     assert np.all(np.abs(r.value - exact) <= 1e-5 * exact)
     assert np.all(r.lower <= exact * (1 + 1e-12)) and np.all(exact <= r.upper * (1 + 1e-12))
-
-
-def test_held_float64_kernel_gives_the_products_of_the_distances():
-    # The float64 Z_t held per scale (dsymv on its upper triangle) against exp(−t·D) @ V
-    # written out, at a scale where Z_t ≈ 11ᵀ (float32 copy in expm1 form) and a large one;
-    # moving to another scale refills it.
-    from diversity_profiles.engines._held_distances import ROWS, HeldDistances
-
-    rng = np.random.default_rng(8)
-    X = rng.normal(size=(ROWS + 37, 5))
-    D = pairwise_distances(X)
-    V = rng.normal(size=(len(X), 2))
-    with_z64, plain = HeldDistances(X, "euclidean", kernel64=True), HeldDistances(X, "euclidean")
-    for t, expm1 in ((0.01, True), (2.0, False), (0.01, True)):
-        truth = np.exp(-t * D) @ V
-        scale = np.abs(truth).max()  # sums that cancel: errors relative to the largest
-        for held in (with_z64, plain):
-            Z = held.kernel(t)
-            Z.fill32(expm1=expm1)
-            np.testing.assert_allclose(Z.matmat(V), truth, rtol=0, atol=1e-13 * scale)
-            np.testing.assert_allclose(Z.matmat(V[:, 0]), truth[:, 0], rtol=0, atol=1e-13 * scale)
-            np.testing.assert_allclose(Z.matvec32(V[:, 0]), truth[:, 0], rtol=0, atol=1e-5 * scale)
-        assert with_z64.Z64_t == t
 
 
 def test_held_distances_are_the_refined_distances():

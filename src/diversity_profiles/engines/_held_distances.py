@@ -4,9 +4,7 @@
 from the embeddings costs one GEMM over all pairs (~2.5 s in float64 at n = 10,000,
 d = 768); with ``D`` held once (8 n² bytes, the only n × n float64 matrix), a float64
 product is an ``exp`` and a matrix–vector product per row block (~0.2 s), and the float32
-``Z_t`` the iterations use is refilled in place at each scale (~0.2 s). Where 8 n² bytes
-more fit, ``Z_t`` in float64 is formed once per scale too, and a float64 product is one
-``dsymv`` (no exp). Host (numpy) only.
+``Z_t`` the iterations use is refilled in place at each scale (~0.2 s). Host (numpy) only.
 """
 
 from __future__ import annotations
@@ -20,11 +18,10 @@ from ._distances import distance_block, refine_close_pairs
 ROWS = 512
 
 
-def held_bytes(n: int, kernel64: bool = False) -> float:
-    """Peak bytes of :class:`HeldDistances`: ``D`` (float64), ``Z_t`` (float32), with
-    ``kernel64`` also ``Z_t`` in float64, the row buffer, and the tiles that build ``D``
-    (a GEMM tile and its close-pair mask)."""
-    return (20.0 if kernel64 else 12.0) * n * n + 8.0 * min(ROWS, n) * n + 3 * 8.0 * TILE * TILE
+def held_bytes(n: int) -> float:
+    """Peak bytes of :class:`HeldDistances`: ``D`` (float64), ``Z_t`` (float32), the row
+    buffer, and the tiles that build ``D`` (a GEMM tile and its close-pair mask)."""
+    return 12.0 * n * n + 8.0 * min(ROWS, n) * n + 3 * 8.0 * TILE * TILE
 
 
 def distance_matrix_tiled(X: np.ndarray, distance: str) -> np.ndarray:
@@ -70,17 +67,11 @@ class HeldDistances:
     [1.333333333333, 1.333333333333]
     """
 
-    def __init__(self, X: np.ndarray, distance: str, kernel64: bool = False):
+    def __init__(self, X: np.ndarray, distance: str):
         self.D = distance_matrix_tiled(X, distance)
         self.n = self.D.shape[0]
         self.Z32: np.ndarray | None = None  # refilled in place at every scale
         self._rows = np.empty((min(ROWS, self.n), self.n))
-        # With ``kernel64``, the upper triangle of Z_t in float64 at one scale (which one:
-        # ``Z64_t``), formed once there: a float64 product is then a BLAS ``dsymv`` instead
-        # of an exp of half of D (a scale takes 2–4 of them), and the float32 copy is its
-        # rounding instead of another exp.
-        self.Z64: np.ndarray | None = np.empty((self.n, self.n)) if kernel64 else None
-        self.Z64_t: float | None = None
 
     def kernel(self, t: float) -> HeldKernel:
         return HeldKernel(self, t)
@@ -111,34 +102,11 @@ class HeldKernel:
         R = self.held.D[np.asarray(idx)]
         return np.ascontiguousarray(self._exp(R, R).T)
 
-    def _fill64(self) -> np.ndarray | None:
-        """The held float64 upper triangle of Z_t (formed on first use at this scale), or
-        None without one. Its entries are the same numbers :meth:`tile` computes."""
-        held = self.held
-        if held.Z64 is None:
-            return None
-        if held.Z64_t != self.t:
-            held.Z64_t = None  # half-filled until the loop ends
-            for i in range(0, self.n, held._rows.shape[0]):
-                b = min(held._rows.shape[0], self.n - i)
-                self._exp(held.D[i : i + b, i:], held.Z64[i : i + b, i:])
-            held.Z64_t = self.t
-        return held.Z64
-
     def matmat(self, V: np.ndarray, *, double: bool = True) -> np.ndarray:
         """``Z_t @ V`` in float64 from the upper triangle of D: each row block's
-        ``exp(−t·D[rows, rows₀:])`` (a reused buffer) multiplies V both ways; or, with
-        the float64 Z_t held, ``dsymv`` on its upper triangle per column."""
+        ``exp(−t·D[rows, rows₀:])`` (a reused buffer) multiplies V both ways."""
         vec = V.ndim == 1
         V2 = np.ascontiguousarray(V[:, None] if vec else V, dtype=np.float64)
-        Z64 = self._fill64()
-        if Z64 is not None:
-            from scipy.linalg.blas import dsymv
-
-            # The C-ordered upper triangle is the Fortran-ordered transpose's lower one.
-            cols = [dsymv(1.0, Z64.T, V2[:, j], lower=1) for j in range(V2.shape[1])]
-            out = np.column_stack(cols)
-            return out[:, 0] if vec else out
         out = np.zeros(V2.shape)
         buf, n = self.held._rows, self.n
         for i in range(0, n, buf.shape[0]):
@@ -157,14 +125,8 @@ class HeldKernel:
         held = self.held
         if held.Z32 is None:
             held.Z32 = np.empty((self.n, self.n), dtype=np.float32)
-        step = held._rows.shape[0]
-        Z64 = None if expm1 else self._fill64()  # expm1's small entries: from fl32(−tD)
-        if Z64 is not None:
-            for i in range(0, self.n, step):
-                np.copyto(held.Z32[i : i + step, i:], Z64[i : i + step, i:], casting="same_kind")
-            self.expm1 = False
-            return
         f = np.expm1 if expm1 else np.exp
+        step = held._rows.shape[0]
         for i in range(0, self.n, step):
             Z = held.Z32[i : i + step, i:]
             np.multiply(held.D[i : i + step, i:], -self.t, out=Z, casting="same_kind")

@@ -133,8 +133,7 @@ def magnitude_large(
     memory_limit : float, optional
         Bytes the solver may hold (default 4 GiB). With ``12 n²`` (and a few row blocks) the
         float64 distances are held once and ``Z_t`` read from them at every scale (mode
-        ``"distances"``, n ≲ 18,000 at 4 GiB; with ``20 n²``, n ≲ 14,000, its float64
-        ``Z_t`` too, once per scale); with ``4 n²``, ``Z_t`` is formed from the
+        ``"distances"``, n ≲ 18,000 at 4 GiB); with ``4 n²``, ``Z_t`` is formed from the
         embeddings at every scale and held in float32 (``"held"``, several times slower);
         below that its tiles are recomputed at every product (``"recompute"``, slower still).
     max_iter : int
@@ -191,10 +190,9 @@ def magnitude_large(
     solve that does not converge escalates float32 PCG → float32 CG → float64 PCG →
     float64 CG and is recorded in ``breakdowns``. Scales are solved in increasing order,
     each warm-started from the previous solutions (extrapolated in log t). Memory: the
-    float64 distances (8 n² bytes, mode ``"distances"`` only; with ``Z_t`` in float64
-    beside them where 8 n² more fit, so that a float64 product needs no exp), the
-    float32 ``Z_t`` (4 n² bytes, or none in ``"recompute"`` mode), the n × rank factor and
-    n × ``block`` block inverses, a few vectors.
+    float64 distances (8 n² bytes, mode ``"distances"`` only), the float32 ``Z_t`` (4 n²
+    bytes, or none in ``"recompute"`` mode), the n × rank factor and n × ``block`` block
+    inverses, a few vectors.
 
     References
     ----------
@@ -238,8 +236,7 @@ def magnitude_large(
     else:
         shipped = None
     with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
-        kernel64 = held_bytes(n, kernel64=True) <= limit
-        held = HeldDistances(Xd, distance, kernel64) if mode == "distances" else None
+        held = HeldDistances(Xd, distance) if mode == "distances" else None
         _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
                    regularization=regularization, max_iter=max_iter, shift=_shift,
                    mean_d=mean_d, device=device, shipped=shipped, deadline=deadline,

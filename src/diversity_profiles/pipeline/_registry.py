@@ -611,10 +611,9 @@ FAMILIES: dict[str, Family] = {
             cost=Cost(
                 auto_exact_max_n=2000,  # a Cholesky per scale: 9 s at n = 1000, grows as n³
                 exact_copies=2.5,  # Z_t in float64 and float32
-                # magnitude_large holds the float64 distances and Z_t in float64 and float32
-                # when they fit, else without the float64 Z_t, else the float32 Z_t alone,
-                # else nothing (it recomputes tiles)
-                large_solver_bytes=(20.0, 12.0, 4.0),
+                # magnitude_large holds the float64 distances and Z_t in float32 when both
+                # fit, else Z_t alone, else nothing (it recomputes tiles)
+                large_solver_bytes=(12.0, 4.0),
             ),
             low_open=True,
             extendable=True,
