@@ -172,14 +172,39 @@ def test_bands_are_finite_at_the_added_points():
         assert (ds[f"{var}_ci_lower"] <= ds[f"{var}_ci_upper"]).values[:, added].all()
 
 
-def test_a_large_n_family_keeps_a_fixed_grid_and_says_so():
+def test_large_n_sessions_find_the_closed_form_crossings():
+    # The quick-start sets on the large-n methods: Vendi (vendi_large) and magnitude
+    # (magnitude_large) are refined from one solver session per set, and find the crossings
+    # of the closed forms (Vendi at the large route's own bandwidth) to 1e-5; every refined
+    # magnitude value, warm-started between rounds, is the closed form's. Circles has no
+    # session: a fixed grid, and the attribute says why.
+    tree = dp.profiles(QUICK, **KW, n_boot=0, method="large",
+                       families=["vendi", "magnitude", "circles"])  # fmt: skip
+    ds = tree["line/euclidean"].to_dataset()
+    assert ds.attrs["methods"] == "vendi: large; magnitude: large; circles: large"
+    pts, h = _line(QUICK), mp.mpf(ds.attrs["bandwidth"])
+    vendi = mp.findroot(lambda q: _vendi_mp(pts["A"], h, q) - _vendi_mp(pts["B"], h, q), 2.0)
+    magnitude = mp.findroot(lambda t: 2 * mp.tanh(t / 2) - mp.tanh(2 * t), 1.06)
+    found = _crossings(tree)
+    assert len(found["vendi"]) == 1 and abs(found["vendi"][0] - float(vendi)) < 1e-5
+    assert len(found["magnitude"]) == 1 and abs(found["magnitude"][0] - float(magnitude)) < 1e-5
+    for name in ("q", "t"):
+        text = ds[name].attrs["domain"]
+        assert "one solver session per set" in text and COARSE_POINTS < ds[name].size
+        assert int(PATTERN.search(text).group(3)) > 0  # crossing points were added
+    truth = [[float(_magnitude_line(pts[s], t)) for t in ds.t.values] for s in ("A", "B")]
+    np.testing.assert_allclose(ds.magnitude.values, truth, rtol=1e-6)
+    assert "not refined (each round would rerun its solver)" in ds.tau.attrs["domain"]
+
+
+def test_a_large_n_family_keeps_a_fixed_grid_under_a_time_budget():
     rng = np.random.default_rng(1)
     sets = {"A": rng.normal(size=(40, 2)), "B": rng.normal(size=(40, 2))}
-    tree = dp.profiles(
-        sets, representation="x", distance="euclidean", families="magnitude", method="large"
-    )
+    tree = dp.profiles(sets, representation="x", distance="euclidean", families="magnitude",
+                       method="large", time_budget=60)  # fmt: skip
     ds = tree["x/euclidean"].to_dataset()
-    assert ds.t.size == LARGE_POINTS and "not refined" in ds.t.attrs["domain"]
+    assert ds.t.size == LARGE_POINTS
+    assert "not refined (a time budget is set" in ds.t.attrs["domain"]
 
 
 def test_n_points_must_be_auto_or_an_int():

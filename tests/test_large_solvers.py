@@ -17,6 +17,7 @@ from diversity_profiles.large import (
     _circles_large,
     _magnitude_large,
     _vendi_large,
+    open_solver,
     run_solver,
     solver,
 )
@@ -33,6 +34,37 @@ def test_declared_options_are_the_functions_keyword_parameters(family):
     assert len(positional) == 2  # (X, grid): run_solver passes them by position
     assert s.options == {k for k in keyword if not k.startswith("_")}  # test hooks left out
     assert not any(p.kind is p.VAR_KEYWORD for p in params)  # **kw would accept anything
+
+
+@pytest.mark.parametrize("family", [f for f in SOLVERS if SOLVERS[f].session is not None])
+def test_a_session_takes_the_functions_options_and_its_own(family):
+    s = SOLVERS[family]
+    params = inspect.signature(s.session).parameters.values()
+    positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    keyword = {p.name for p in params if p.kind is p.KEYWORD_ONLY}
+    assert len(positional) == 1  # X only: the grid goes to solve()
+    assert s.options | s.session_options == {k for k in keyword if not k.startswith("_")}
+
+
+def test_a_session_gives_the_numbers_of_one_call_with_every_point():
+    # Vendi: the same spectral work, read at more orders; magnitude: warm starts from the
+    # scales solved before, the same values to the solver's tolerance.
+    X = np.random.default_rng(2).normal(size=(80, 3))
+    qs, ts = np.array([0.5, 1.0, 2.0, 4.0]), np.array([0.3, 1.0, 3.0, 10.0])
+    vendi = open_solver("vendi", X, bandwidth=1.0)
+    first, later = vendi.solve(qs[::2]), vendi.solve(qs[1::2])
+    once = run_solver("vendi", X, qs, bandwidth=1.0)
+    np.testing.assert_array_equal(np.r_[first.value, later.value], once.value[[0, 2, 1, 3]])
+    magnitude = open_solver("magnitude", X, keep=False)
+    first, later = magnitude.solve(ts[::2]), magnitude.solve(ts[1::2])
+    once = run_solver("magnitude", X, ts)
+    got = np.r_[first.value, later.value]
+    np.testing.assert_allclose(got, once.value[[0, 2, 1, 3]], rtol=1e-7)
+    assert np.all(np.r_[first.lower, later.lower] <= once.upper[[0, 2, 1, 3]] * (1 + 1e-12))
+    with pytest.raises(ValueError, match=r"circles_large has no session"):
+        open_solver("circles", X)
+    with pytest.raises(ValueError, match=r"takes no option 'keep'"):
+        run_solver("magnitude", X, ts, keep=True)
 
 
 @pytest.mark.parametrize("family", SOLVERS)

@@ -8,7 +8,7 @@ options, distances, engines); :func:`run_solver` calls one, refusing undeclared 
 
 from ._circles_large import CirclesBounds, circles_large
 from ._magnitude_large import MagnitudeBounds, magnitude_large
-from ._solvers import SOLVERS, Solver, run_solver, solver
+from ._solvers import SOLVERS, Solver, open_solver, run_solver, solver
 from ._vendi_large import VendiBounds, vendi_large
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "VendiBounds",
     "circles_large",
     "magnitude_large",
+    "open_solver",
     "run_solver",
     "solver",
     "vendi_large",

@@ -43,7 +43,7 @@ from ..engines import (
 if TYPE_CHECKING:
     from ..engines import Shipped
 
-__all__ = ["MagnitudeBounds", "magnitude_large"]
+__all__ = ["MagnitudeBounds", "MagnitudeSolver", "magnitude_large"]
 
 FUNC = "magnitude_large"
 #: With a time budget the first scale starts only when this many products (timed on one)
@@ -208,57 +208,138 @@ def magnitude_large(
     >>> round(float(r.value[0]), 10), bool(r.lower[0] <= 1.5 <= r.upper[0]), r.kind
     (1.5, True, ['certified'])
     """
-    one_of(distance, "distance", FUNC, DISTANCES)
-    X, shipped = solver_input(X, shipped, FUNC)
-    arr = prepare_embeddings(X, distance, FUNC)
-    ts, _ = check_parameter(t, "t", FUNC, low=0.0, low_open=True)
-    Xd, _ = distinct_rows(arr)
-    n = Xd.shape[0]
-    limit = DEFAULT_MEMORY if memory_limit is None else float(memory_limit)
-    if device is None and shipped is None and held_bytes(n) <= limit:
-        mode = "distances"
-    else:
-        mode = "held" if 4.0 * n * n <= limit else "recompute"
-    order = np.argsort(ts)
-    m = len(ts)
-    out = MagnitudeBounds(
-        t=ts, value=np.ones(m), lower=np.ones(m), upper=np.ones(m), kind=["certified"] * m,
-        iterations=np.zeros(m, dtype=np.int64), n_distinct=n, mode=mode,
+    solver = MagnitudeSolver(
+        X, distance=distance, rtol=rtol, rank=rank, block=block, regularization=regularization,
+        memory_limit=memory_limit, max_iter=max_iter, device=device, time_budget=time_budget,
+        shipped=shipped, progress=progress, _shift=_shift,
     )  # fmt: skip
-    if n == 1:
+    try:
+        return solver.solve(t)
+    finally:
+        solver.close()
+
+
+class MagnitudeSolver:
+    """:func:`magnitude_large` at more scales later: one set prepared once, solved at any
+    scales, call after call (an adaptive grid's rounds).
+
+    Takes :func:`magnitude_large`'s arguments but ``t``. What carries from one call to the
+    next: the float64 distances where they are held (``keep``; else they are formed again
+    at each call and released after it), every solution so far (a new scale starts from
+    the linear interpolation in log t of the solutions either side of it, or the
+    extrapolation of the two nearest, whichever has the larger energy) and the
+    preconditioner. A time budget counts from each call. :meth:`close` releases the held
+    distances.
+
+    Examples
+    --------
+    >>> import math
+    >>> solver = MagnitudeSolver([[0.0], [math.log(3)]])
+    >>> [round(float(v), 10) for v in solver.solve([1.0]).value]
+    [1.5]
+    >>> r = solver.solve([0.5, 2.0])  # warm-started from t = 1
+    >>> r.kind, solver.scales_solved
+    (['certified', 'certified'], 3)
+    >>> solver.close()
+    """
+
+    def __init__(
+        self,
+        X: ArrayLike,
+        *,
+        distance: str = "euclidean",
+        rtol: float = 1e-7,
+        rank: int = 200,
+        block: int = 256,
+        regularization: float = 1e-2,
+        memory_limit: float | None = None,
+        max_iter: int = 500,
+        device: str | None = None,
+        time_budget: float | None = None,
+        shipped: Shipped | None = None,
+        progress: bool | None = None,
+        keep: bool = True,
+        _shift: float = 0.0,
+    ) -> None:
+        one_of(distance, "distance", FUNC, DISTANCES)
+        X, shipped = solver_input(X, shipped, FUNC)
+        arr = prepare_embeddings(X, distance, FUNC)
+        self.Xd, _ = distinct_rows(arr)
+        n = self.n = self.Xd.shape[0]
+        limit = DEFAULT_MEMORY if memory_limit is None else float(memory_limit)
+        if device is None and shipped is None and held_bytes(n) <= limit:
+            self.mode = "distances"
+        else:
+            self.mode = "held" if 4.0 * n * n <= limit else "recompute"
+        self.distance, self.time_budget, self.progress, self.keep = (
+            distance, time_budget, progress, keep
+        )  # fmt: skip
+        self.solver_options = {
+            "rtol": rtol, "rank": rank, "block": block, "regularization": regularization,
+            "max_iter": max_iter, "shift": _shift,
+        }  # fmt: skip
+        self.device, self.shipped = device, None
+        self.mean_d = 0.0
+        if n > 1:
+            # Mean distance from ~256 rows: it only decides how Z_t is stored in float32.
+            rows = self.Xd[:: max(1, n // 256)]
+            self.mean_d = float(distance_block(rows, self.Xd, distance)[0].mean())
+            if shipped is not None and device is None:  # the distinct rows, on the workers
+                self.shipped = on_workers(shipped, self.Xd)
+        self.held: HeldDistances | None = None
+        self.carry = _Carry()
+
+    @property
+    def scales_solved(self) -> int:
+        """How many scales this solver has solved (each is a warm start for later ones)."""
+        return len(self.carry.solved)
+
+    def solve(self, t: ArrayLike) -> MagnitudeBounds:
+        """Magnitude at scales ``t`` (see :func:`magnitude_large`)."""
+        ts, _ = check_parameter(t, "t", FUNC, low=0.0, low_open=True)
+        m = len(ts)
+        out = MagnitudeBounds(
+            t=ts, value=np.ones(m), lower=np.ones(m), upper=np.ones(m),
+            kind=["certified"] * m, iterations=np.zeros(m, dtype=np.int64),
+            n_distinct=self.n, mode=self.mode,
+        )  # fmt: skip
+        if self.n == 1:
+            return out
+        budget = self.time_budget
+        deadline = None if budget is None else time.perf_counter() + float(budget)
+        with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
+            if self.mode == "distances" and self.held is None:
+                self.held = HeldDistances(self.Xd, self.distance)
+            try:
+                _solve_all(self.Xd, self.distance, ts, np.argsort(ts), out, self.carry,
+                           mode=self.mode, mean_d=self.mean_d, device=self.device,
+                           shipped=self.shipped, deadline=deadline, held=self.held,
+                           progress=self.progress, **self.solver_options)  # fmt: skip
+            finally:
+                if not self.keep:
+                    self.held = None
         return out
-    # Mean distance from ~256 rows: it only decides how Z_t is stored in float32.
-    rows = Xd[:: max(1, n // 256)]
-    mean_d = float(distance_block(rows, Xd, distance)[0].mean())
-    deadline = None if time_budget is None else time.perf_counter() + float(time_budget)
-    if shipped is not None and device is None:  # the distinct rows, on the workers once
-        shipped = on_workers(shipped, Xd)
-    else:
-        shipped = None
-    with one_thread():  # see vendi_large: one BLAS thread is faster on a shared machine
-        held = HeldDistances(Xd, distance) if mode == "distances" else None
-        _solve_all(Xd, distance, ts, order, out, mode=mode, rtol=rtol, rank=rank, block=block,
-                   regularization=regularization, max_iter=max_iter, shift=_shift,
-                   mean_d=mean_d, device=device, shipped=shipped, deadline=deadline,
-                   held=held, progress=progress)  # fmt: skip
-    return out
+
+    def close(self) -> None:
+        """Release the held distances (a later :meth:`solve` forms them again)."""
+        self.held = None
 
 
 @dataclass
 class _Carry:
     """What one scale hands the next: solutions (warm start) and the preconditioner."""
 
-    ws: list = field(default_factory=list)  # (log t, w) of the last two scales
+    ws: list = field(default_factory=list)  # (log t, w) of the two scales to start from
+    solved: dict = field(default_factory=dict)  # log t -> solution, every scale so far
     precond: Preconditioner | None = None
     base: int = 0  # fewest iterations of a first solve with this preconditioner
     excess: int = 0  # iterations spent above ``base`` since it was built
     log_t: float = 0.0  # the scale it was built at
 
 
-def _solve_all(Xd, distance, ts, order, out, *, deadline, held, mean_d, device, shipped, mode,
-               progress=None, **solver_options):  # fmt: skip
+def _solve_all(Xd, distance, ts, order, out, carry, *, deadline, held, mean_d, device, shipped,
+               mode, progress=None, **solver_options):  # fmt: skip
     operator_options = {"mean_d": mean_d, "device": device, "shipped": shipped, "mode": mode}
-    carry = _Carry()
     fits = True  # with a budget: whether a whole scale fits in what is left of it
     desc = f"magnitude_large: scales of {Xd.shape[0]:,} points"
     for k in timed_progress(order, total=len(order), desc=desc, enabled=progress, unit="scale"):
@@ -276,11 +357,31 @@ def _solve_all(Xd, distance, ts, order, out, *, deadline, held, mean_d, device, 
             out.value[k] = out.lower[k] = out.upper[k] = np.nan
             out.kind[k] = "skipped"
             continue
+        carry.ws = _neighbours(carry.solved, math.log(t))
         res = _solve_scale(op, matvec32, math.log(t), carry, **solver_options)
+        carry.solved[math.log(t)] = carry.ws[-1][1]
         out.engine = getattr(op, "engine", "numpy")
         out.value[k], out.lower[k], out.upper[k] = res["value"], res["lower"], res["upper"]
         out.kind[k], out.iterations[k] = res["kind"], res["iterations"]
         out.breakdowns += [f"t={ts[k]:.6g}: {b}" for b in res["breakdowns"]]
+
+
+def _neighbours(solved: dict, log_t: float) -> list:
+    """The two solved scales a new one starts from (see :func:`_warm_start`), the nearer
+    last: either side of it where both exist, else the two nearest on its one side (in a
+    sweep upward: the last two, as before sessions existed)."""
+    if log_t in solved:
+        return [(log_t, solved[log_t])]
+    below = sorted(s for s in solved if s < log_t)
+    above = sorted(s for s in solved if s > log_t)
+    if below and above:
+        pair = (below[-1], above[0])
+        pair = pair if log_t - pair[0] >= pair[1] - log_t else pair[::-1]  # nearer last
+    elif below:
+        pair = tuple(below[-2:])
+    else:
+        pair = tuple(above[:2][::-1])
+    return [(s, solved[s]) for s in pair]
 
 
 def _operators(Xd, distance, t, *, held, mean_d, device, shipped, mode):

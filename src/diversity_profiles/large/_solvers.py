@@ -115,6 +115,12 @@ class Solver:
     #: ``(method, kinds per grid point) -> (method, note, bound methods)``: what a run was.
     provenance: Callable[[str, list[str]], Provenance]
     kernel: str | None = None
+    #: A class taking the function's arguments but the grid, whose ``solve(grid)`` can be
+    #: called again at more points without redoing the shared work (see
+    #: :func:`open_solver`); None: each grid is a new call. ``session_options``: what it
+    #: takes beyond the function's options.
+    session: Callable[..., Any] | None = None
+    session_options: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -162,6 +168,7 @@ SOLVERS: Mapping[str, Solver] = MappingProxyType(
             _EVERYWHERE,
             _vendi_provenance,
             kernel="gaussian",
+            session=_vendi_large.VendiSolver,
         ),
         "magnitude": Solver(
             "magnitude",
@@ -173,6 +180,8 @@ SOLVERS: Mapping[str, Solver] = MappingProxyType(
             _magnitude_large.DISTANCES,
             _EVERYWHERE,
             _magnitude_provenance,
+            session=_magnitude_large.MagnitudeSolver,
+            session_options=frozenset({"keep"}),
         ),
         "circles": Solver(
             "circles",
@@ -207,6 +216,54 @@ def solver(family: str) -> Solver:
             f"The 'family' argument of {FUNC} must be one of {known} (the families with a "
             f"large-n solver). Got {family!r} instead."
         ) from None
+
+
+def _checked(s: Solver, call: str, options: dict, accepted: frozenset[str]) -> dict:
+    """The options given (None: the solver's default), or an error naming the accepted."""
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        what = "option" if len(unknown) == 1 else "options"
+        them = "it" if len(unknown) == 1 else "them"
+        raise ValueError(
+            f"{call}: {s.name} takes no {what} "
+            f"{', '.join(repr(k) for k in unknown)}. Its options are: "
+            f"{', '.join(sorted(accepted))}. Leave {them} out, or pass one of those."
+        )
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def open_solver(family: str, X: Any, /, **options: Any) -> Any:
+    """The solver of ``family`` prepared on ``X``, to ``solve(grid)`` again and again.
+
+    The session keeps what does not depend on the grid (Vendi's spectral work, magnitude's
+    distances, solutions and preconditioner), so an adaptive grid's later rounds cost only
+    their new points. Options as :func:`run_solver` (checked alike), plus the session's own.
+
+    Raises
+    ------
+    ValueError
+        For an unknown family, a family whose solver has no session, or an unknown option.
+
+    Examples
+    --------
+    >>> session = open_solver("vendi", [[0.0], [50.0], [100.0]], bandwidth=1.0)
+    >>> [round(float(v), 6) for v in session.solve([1.0]).value]
+    [3.0]
+    >>> open_solver("circles", [[0.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: open_solver('circles', X): circles_large has no session (each grid is a new \
+call); use run_solver.
+    """
+    s = solver(family)
+    if s.session is None:
+        raise ValueError(
+            f"open_solver({family!r}, X): {s.name} has no session (each grid is a new call); "
+            f"use run_solver."
+        )
+    call = ", ".join(["X", *(f"{k}=..." for k in options)])
+    given = _checked(s, f"open_solver({family!r}, {call})", options, s.options | s.session_options)
+    return s.session(X, **given)
 
 
 def run_solver(family: str, X: Any, grid: Any, /, **options: Any) -> Any:
@@ -248,15 +305,6 @@ Its options are: device, distance, exact_max_component, memory_limit, progress, 
 time_budget, time_limit. Leave it out, or pass one of those.
     """
     s = solver(family)
-    unknown = sorted(set(options) - s.options)
-    if unknown:
-        call = ", ".join(["X", "grid", *(f"{k}=..." for k in options)])
-        what = "option" if len(unknown) == 1 else "options"
-        them = "it" if len(unknown) == 1 else "them"
-        raise ValueError(
-            f"{FUNC}({family!r}, {call}): {s.name} takes no {what} "
-            f"{', '.join(repr(k) for k in unknown)}. Its options are: "
-            f"{', '.join(sorted(s.options))}. Leave {them} out, or pass one of those."
-        )
-    given = {k: v for k, v in options.items() if v is not None}
+    call = ", ".join(["X", "grid", *(f"{k}=..." for k in options)])
+    given = _checked(s, f"{FUNC}({family!r}, {call})", options, s.options)
     return s.function(X, grid, **given)

@@ -35,7 +35,7 @@ from ._spectral_bounds import vendi_bracket
 if TYPE_CHECKING:
     from ..engines import Shipped
 
-__all__ = ["VendiBounds", "gaussian_sum_squares", "vendi_large"]
+__all__ = ["VendiBounds", "VendiSolver", "gaussian_sum_squares", "vendi_large"]
 
 FUNC = "vendi_large"
 #: The Gaussian kernel exp(-|x - y|² / 2h²) is of Euclidean distances: it takes no other.
@@ -263,22 +263,84 @@ def vendi_large(
     >>> [round(float(v), 6) for v in r.value], r.kind[2]
     ([3.0, 3.0, 3.0, 3.0], 'exact')
     """
-    deadline = None if time_budget is None else time.perf_counter() + float(time_budget)
     qs, _ = check_parameter(q, "q", FUNC, low=0.0, allow_inf=True)
-    h = float(bandwidth)
-    if not (math.isfinite(h) and h > 0):
-        raise ValueError(f"The 'bandwidth' argument of {FUNC} must be > 0. Got {bandwidth!r}.")
-    one_of(precision, "precision", FUNC, ("auto", "single", "double"))
-    op, n_total = _operator(X, h, weights, device, None if device is not None else shipped)
-    # One BLAS thread: on the shared 2-core machine two threads competing with other
-    # processes made a 1500 × 200 QR 100× slower; GEMM loses at most 2× on an idle one.
-    with one_thread():
-        return _vendi_large(op, n_total, qs, rank, probes, (steps, ritz_steps), power_iterations,
-                            seed, memory_limit, precision, deadline, progress)  # fmt: skip
+    solver = VendiSolver(
+        X, bandwidth=bandwidth, rank=rank, probes=probes, steps=steps, ritz_steps=ritz_steps,
+        power_iterations=power_iterations, seed=seed, memory_limit=memory_limit,
+        weights=weights, precision=precision, device=device, shipped=shipped,
+        time_budget=time_budget, progress=progress,
+    )  # fmt: skip
+    return solver.solve(qs)
 
 
-def _vendi_large(op, n_total, qs, rank, probes, steps, power_iterations, seed, limit, precision,
-                 deadline, progress=None):  # fmt: skip
+class VendiSolver:
+    """:func:`vendi_large` at more orders later: the spectral work (Ritz pass, Lanczos
+    quadrature, certified boxes) is done once, at the first :meth:`solve`, and every order
+    is then read from it, call after call (an adaptive grid's rounds).
+
+    Takes :func:`vendi_large`'s arguments but ``q``; the same numbers as one call of it
+    with all the orders together. The kernel operator (and its held float32 K) is
+    released once the spectral work is done.
+
+    Examples
+    --------
+    >>> solver = VendiSolver([[0.0], [50.0], [100.0]], bandwidth=1.0)
+    >>> [round(float(v), 6) for v in solver.solve([1.0, 2.0]).value]
+    [3.0, 3.0]
+    >>> [round(float(v), 6) for v in solver.solve([0.5]).value]  # no second solve
+    [3.0]
+    """
+
+    def __init__(
+        self,
+        X: ArrayLike,
+        *,
+        bandwidth: float,
+        rank: int = 200,
+        probes: int = 128,
+        steps: int = 40,
+        ritz_steps: int = 20,
+        power_iterations: int = 2,
+        seed: int = 0,
+        memory_limit: float | None = None,
+        weights: ArrayLike | None = None,
+        precision: str = "auto",
+        device: str | None = None,
+        shipped: Shipped | None = None,
+        time_budget: float | None = None,
+        progress: bool | None = None,
+    ) -> None:
+        h = float(bandwidth)
+        if not (math.isfinite(h) and h > 0):
+            raise ValueError(f"The 'bandwidth' argument of {FUNC} must be > 0. Got {bandwidth!r}.")
+        one_of(precision, "precision", FUNC, ("auto", "single", "double"))
+        self._op, self._n_total = _operator(
+            X, h, weights, device, None if device is not None else shipped
+        )
+        self._settings = (rank, probes, (steps, ritz_steps), power_iterations, seed,
+                          memory_limit, precision, time_budget, progress)  # fmt: skip
+        self._state: dict | None = None
+
+    def solve(self, q: ArrayLike) -> VendiBounds:
+        """Vendi scores at orders ``q`` with their bounds (see :func:`vendi_large`)."""
+        qs, _ = check_parameter(q, "q", FUNC, low=0.0, allow_inf=True)
+        if self._state is None:
+            rank, probes, steps, power, seed, limit, precision, budget, progress = self._settings
+            deadline = None if budget is None else time.perf_counter() + float(budget)
+            # One BLAS thread: on the shared 2-core machine two threads competing with other
+            # processes made a 1500 × 200 QR 100× slower; GEMM loses at most 2× on one idle.
+            with one_thread():
+                self._state = _spectral_state(
+                    self._op, self._n_total, rank, probes, steps, power, seed, limit,
+                    precision, deadline, progress,
+                )  # fmt: skip
+            self._op.release()
+        return _bounds_at(self._state, qs)
+
+
+def _spectral_state(op, n_total, rank, probes, steps, power_iterations, seed, limit, precision,
+                    deadline, progress=None) -> dict:  # fmt: skip
+    """Everything the orders are read from: Ritz values and boxes, the Lanczos rules."""
     N = op.n
     limit = DEFAULT_MEMORY if limit is None else float(limit)
     if 4.0 * N * N <= limit:
@@ -315,14 +377,21 @@ def _vendi_large(op, n_total, qs, rank, probes, steps, power_iterations, seed, l
             _gauss_rule(np.array([t]), np.array([b]), exhausted=b == 0.0)
             for t, b in zip(theta, beta, strict=True)
         ]
+    details = {"rank": len(theta), "rho": rho, "sum_squares": fro2,
+               "precision": "none" if slq is None else slq["precision"],
+               "held": op.held is not None,
+               "steps": 0 if slq is None else slq["steps"]}  # fmt: skip
+    return {"theta": theta, "lo": lo, "hi": hi, "cut": cut, "fro2": fro2, "slq": slq, "N": N,
+            "details": details, "engine": op.engine}  # fmt: skip
+
+
+def _bounds_at(state: dict, qs: np.ndarray) -> VendiBounds:
+    """The Vendi scores at orders ``qs`` from a :func:`_spectral_state`."""
+    theta, lo, hi, cut, fro2, slq = (state[k] for k in ("theta", "lo", "hi", "cut", "fro2", "slq"))
     out = VendiBounds(
         q=qs, value=np.empty(len(qs)), error=np.empty(len(qs)), lower=np.empty(len(qs)),
-        upper=np.empty(len(qs)), kind=[""] * len(qs), n_distinct=N,
-        details={"rank": len(theta), "rho": rho, "sum_squares": fro2,
-                 "precision": "none" if slq is None else slq["precision"],
-                 "held": op.held is not None,
-                 "steps": 0 if slq is None else slq["steps"]},
-        engine=op.engine,
+        upper=np.empty(len(qs)), kind=[""] * len(qs), n_distinct=state["N"],
+        details=dict(state["details"]), engine=state["engine"],
     )  # fmt: skip
     rank_floor = int(np.count_nonzero(theta > cut))
     for k, qk in enumerate(qs):

@@ -20,10 +20,14 @@ No grid grows beyond MAX_POINTS (crossings come first), and at most MAX_ROUNDS r
 What happened is written into the coordinate's ``domain`` attribute, e.g. ``adaptive: 25
 coarse + 9 bend + 14 crossing points, crossing tolerance 1e-05 on log t``.
 
-Not refined: a grid the user gave point by point (honoured exactly), an integer
-``n_points`` (a fixed grid of that many points, as before adaptive grids), and families on
-their large-n method: each round would rerun their solver, so they keep a fixed grid of
-LARGE_POINTS points, which the attribute says.
+Families on their large-n method are refined the same way from one solver session per
+set (``Family.large_evaluator``: Vendi's spectral work, or magnitude's distances, warm
+starts and preconditioner, kept across the rounds): bends up to LARGE_POINTS points, the
+fixed grid they had before, crossings up to MAX_POINTS like every family. Not refined: a grid
+the user gave point by point (honoured exactly), an integer ``n_points`` (a fixed grid of
+that many points, as before adaptive grids), large-n families without a session (Circles:
+each round would redo its pass over the pairs) and every large-n family under a time
+budget; they keep a fixed grid of LARGE_POINTS points, which the attribute says.
 """
 
 from __future__ import annotations
@@ -193,17 +197,30 @@ def _concat(parts: list[tuple[np.ndarray, Result]]) -> tuple[np.ndarray, Result]
 
 
 def refine(
-    fam: Family, cond: Condition, plan: Plan, coarse: np.ndarray, how: str
+    fam: Family,
+    cond: Condition,
+    plan: Plan,
+    coarse: np.ndarray,
+    how: str,
+    evaluators: Sequence[Callable[[np.ndarray], Result]] | None = None,
 ) -> tuple[np.ndarray, list[Result], str]:
     """The adaptive grid of one family from its coarse grid: (grid, each set's results on
-    it, the ``domain`` text)."""
-    evals = [_evaluator(fam, cond, plan, item) for item in cond.sets]
+    it, the ``domain`` text). ``evaluators``: one per set (a large-n family's solver
+    sessions); bends then stop at LARGE_POINTS points, the fixed grid it had before, and
+    only crossings go on to MAX_POINTS."""
+    large = evaluators is not None
+    evals = (
+        list(evaluators)
+        if evaluators is not None
+        else [_evaluator(fam, cond, plan, item) for item in cond.sets]
+    )
+    max_points = LARGE_POINTS if large else MAX_POINTS
     coarse = np.asarray(coarse, dtype=np.float64)
     parts: list[list[tuple[np.ndarray, Result]]] = [[(coarse, ev(coarse))] for ev in evals]
     grid = coarse
     results = [r for _, r in (p[0] for p in parts)]
     added = {"bend": 0, "crossing": 0}
-    capped = False
+    capped = bends_capped = False
     margin = fam.rule.margin if fam.rule.margin_unit == "relative" else None
     for _ in range(MAX_ROUNDS):
         u = axis_u(grid, fam.axis)
@@ -215,14 +232,14 @@ def refine(
             else bend_intervals(u, values, BEND_SHARE * margin, CROSSING_TOL)
         )
         bends = bends[np.argsort(-bends[:, 0])] if bends.size else bends  # worst first
-        room = MAX_POINTS - grid.size
+        room = MAX_POINTS - grid.size  # crossings: up to MAX_POINTS on either method
         new_u = _fresh(cross, u)
         if len(new_u) > room:
             capped, new_u = True, new_u[: max(room, 0)]
         kinds = ["crossing"] * len(new_u)
         more = [m for m in _fresh(list(bends[:, 1]), u) if m not in new_u]
-        take = max(room - len(new_u), 0)
-        capped |= len(more) > take
+        take = max(max_points - grid.size - len(new_u), 0)
+        bends_capped |= len(more) > take
         new_u += more[:take]
         kinds += ["bend"] * min(len(more), take)
         if not new_u:
@@ -250,8 +267,16 @@ def refine(
             f", linear interpolation within {BEND_SHARE:g} x the {margin:g} relative margin "
             f"(estimated from divided differences)"
         )
-    if capped:
+    if large:
+        text += (
+            f"; on the large-n method from one solver session per set: bends up to "
+            f"{max_points} points (its fixed grid before adaptive grids), crossings up to "
+            f"{MAX_POINTS}"
+        )
+    if capped or (bends_capped and max_points == MAX_POINTS):
         text += f" (stopped at the cap of {MAX_POINTS} points)"
+    elif bends_capped:
+        text += f" (bends stopped at the cap of {max_points} points)"
     return grid, results, text
 
 

@@ -22,14 +22,23 @@ and ``circles_upper``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..core import BOUNDS, ESTIMATE, EXACT
-from ..engines import Engine, LogDistanceHistogram, ThresholdCounts, engine_for, namespace
-from ..large import SOLVERS, run_solver
+from ..engines import (
+    DEFAULT_MEMORY,
+    Engine,
+    LogDistanceHistogram,
+    ThresholdCounts,
+    engine_for,
+    held_bytes,
+    namespace,
+)
+from ..large import SOLVERS, open_solver, run_solver
 
 if TYPE_CHECKING:
     from ._condition import Condition, PreparedSet
@@ -194,16 +203,15 @@ def average_distance(cond: Condition, plan: Plan, item: PreparedSet) -> dict:
 # --- families that dispatch to the large-n modules ------------------------------------------
 
 
-def _call_large(
-    cond: Condition, plan: Plan, family: str, item: PreparedSet, grid: np.ndarray, **kw
-) -> Bracket | None:
-    """Run the family's large-n solver (the table :data:`..large.SOLVERS`) on one set.
-
-    None when the solver does not apply (no embeddings, another distance or kernel): the
-    caller then uses the certified bounds of the streamed passes. The call's settings go
-    to the solver where it declares them; ``kw`` (e.g. ``bandwidth``) is passed as it is,
-    so an option the solver does not declare is an error, not a silent default.
-    """
+def _solver_arguments(
+    cond: Condition, plan: Plan, family: str, item: PreparedSet, **kw
+) -> dict | None:
+    """The options of the family's large-n solver (the table :data:`..large.SOLVERS`) for
+    one set, or None when the solver does not apply (no embeddings, another distance or
+    kernel): the caller then uses the certified bounds of the streamed passes. The call's
+    settings go to the solver where it declares them; ``kw`` (e.g. ``bandwidth``) is
+    passed as it is, so an option the solver does not declare is an error, not a silent
+    default."""
     spec = SOLVERS[family]
     if item.embeddings is None or not spec.applies(item.distance, cond.kernel):
         return None
@@ -214,15 +222,27 @@ def _call_large(
         "memory_limit": plan.memory_limit,
         "seed": cond.seed,
     }
-    eng = engine(item)
-    res = run_solver(
-        family,
-        item.embeddings,
-        grid,
+    return {
         **{k: v for k, v in settings.items() if k in spec.options},
-        **spec.engine_options(eng, prepared_input(item)),
+        **spec.engine_options(engine(item), prepared_input(item)),
         **kw,
-    )
+    }
+
+
+def _call_large(
+    cond: Condition, plan: Plan, family: str, item: PreparedSet, grid: np.ndarray,
+    solve: Callable | None = None, **kw,
+) -> Bracket | None:  # fmt: skip
+    """Run the family's large-n solver on one set (see :func:`_solver_arguments`), or the
+    ``solve`` of a session opened for it (:func:`open_session`); None where none applies."""
+    spec = SOLVERS[family]
+    if solve is not None:
+        res = solve(grid)
+    else:
+        options = _solver_arguments(cond, plan, family, item, **kw)
+        if options is None:
+            return None
+        res = run_solver(family, item.embeddings, grid, **options)
     # Circles' bounds carry no separate value: the reported curve is the witnessed lower one.
     value = getattr(res, "value", res.lower)
     kinds = list(getattr(res, "kind", ["certified"] * len(np.atleast_1d(grid))))
@@ -238,9 +258,24 @@ def _call_large(
     )  # fmt: skip
 
 
-def vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> dict:
+def open_session(
+    cond: Condition, plan: Plan, family: str, item: PreparedSet, **kw
+) -> Callable[[np.ndarray], object] | None:
+    """The ``solve`` of the family's solver session on one set (its shared work done once,
+    for the rounds of an adaptive grid), or None where the solver does not apply."""
+    options = _solver_arguments(cond, plan, family, item, **kw)
+    if options is None:
+        return None
+    return open_solver(family, item.embeddings, **options).solve
+
+
+def vendi(
+    cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray, solve: Callable | None = None
+) -> dict:
+    """Vendi on the large-n method at orders ``qs`` (``solve``: a session's, see
+    :func:`vendi_evaluator`)."""
     if cond.kernel == "gaussian" and item.distance == "euclidean":  # vendi_large's kernel
-        b = _call_large(cond, plan, "vendi", item, qs, bandwidth=plan.bandwidth)
+        b = _call_large(cond, plan, "vendi", item, qs, solve, bandwidth=plan.bandwidth)
         if b is not None:
             return _result("vendi", b)
     # Fallback: exact V_2 from Σ K², and what it certifies about every other order.
@@ -253,17 +288,49 @@ def vendi(cond: Condition, plan: Plan, item: PreparedSet, qs: np.ndarray) -> dic
     return _result("vendi", Bracket(lower.copy(), BOUNDS, lower, upper, note=note))
 
 
+def vendi_evaluator(
+    cond: Condition, plan: Plan, item: PreparedSet
+) -> Callable[[np.ndarray], dict] | None:
+    """Vendi at any orders from one vendi_large session (its spectral work done once), or
+    None where vendi_large does not apply to the set."""
+    if not (cond.kernel == "gaussian" and item.distance == "euclidean"):
+        return None
+    solve = open_session(cond, plan, "vendi", item, bandwidth=plan.bandwidth)
+    if solve is None:
+        return None
+    return lambda qs: vendi(cond, plan, item, qs, solve)
+
+
+def magnitude_evaluator(
+    cond: Condition, plan: Plan, item: PreparedSet
+) -> Callable[[np.ndarray], dict] | None:
+    """Magnitude at any scales from one magnitude_large session (warm starts from every
+    scale solved so far, its preconditioner, and its float64 distances where every set's
+    fit in memory together), or None where magnitude_large does not apply to the set."""
+    biggest = max(s.n for s in cond.sets)
+    limit = DEFAULT_MEMORY if plan.memory_limit is None else plan.memory_limit
+    keep = len(cond.sets) * held_bytes(biggest) <= limit
+    solve = open_session(cond, plan, "magnitude", item, keep=keep)
+    if solve is None:
+        return None
+    return lambda ts: magnitude(cond, plan, item, ts, solve)
+
+
 def _skipped(b: Bracket) -> np.ndarray:
     """Grid points a large-n module did not reach within its time budget (kind "skipped"):
     the caller fills them with the certified bounds of the streamed passes."""
     return np.array([k == "skipped" for k in (b.kind or [])], dtype=bool)
 
 
-def magnitude(cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray) -> dict:
+def magnitude(
+    cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray, solve: Callable | None = None
+) -> dict:
+    """Magnitude on the large-n method at scales ``ts`` (``solve``: a session's, see
+    :func:`magnitude_evaluator`)."""
     lower = magnitude_lower_bound(histogram(item), item.n, ts)
     upper = np.full(ts.shape, float(item.richness))
     lower = np.minimum(lower, upper)
-    b = _call_large(cond, plan, "magnitude", item, ts)  # None where no solver applies
+    b = _call_large(cond, plan, "magnitude", item, ts, solve)  # None where no solver applies
     if b is not None:
         skipped = _skipped(b)
         if skipped.any():  # time budget spent: the streamed-pass bounds at those scales

@@ -106,17 +106,27 @@ class Uncertainty:
 
 
 def condition_grids(
-    cond: Condition, plan: Plan, fams: list[Family], domains: Mapping, n_points: int | str
+    cond: Condition,
+    plan: Plan,
+    fams: list[Family],
+    domains: Mapping,
+    n_points: int | str,
+    sessions: Mapping | None = None,
 ) -> dict:
     """family -> (grid, how it was chosen); every set of the condition shares it.
 
     With ``n_points="auto"`` a grid to be refined is its coarse pass
-    (:data:`._adaptive.COARSE_POINTS`), a family on its large-n method gets the fixed
-    :data:`._adaptive.LARGE_POINTS` (see :func:`adaptive_families`).
+    (:data:`._adaptive.COARSE_POINTS`); a family on its large-n method without a solver
+    session (``sessions``, see :func:`large_sessions`) gets the fixed
+    :data:`._adaptive.LARGE_POINTS`.
     """
+    sessions = sessions or {}
     out = {}
     for fam in fams:
-        size = _grid_size(fam, plan, n_points)
+        fixed = n_points == "auto" and plan.large(fam.name) and fam.name not in sessions
+        size = n_points if isinstance(n_points, int) else (
+            adaptive.LARGE_POINTS if fixed else adaptive.COARSE_POINTS
+        )  # fmt: skip
         if fam.parameter is None:
             out[fam.name] = (np.empty(0), "")
         elif fam.name in domains:
@@ -124,33 +134,55 @@ def condition_grids(
         else:
             assert fam.domain is not None  # every family with a parameter has a domain
             grid, how = fam.domain(cond, plan, size)
-            if n_points == "auto" and plan.large(fam.name):
-                how += (
-                    f"; fixed {size} points: the large-n method is not refined (each round "
-                    f"would rerun its solver)"
+            if fixed:
+                why = (
+                    "a time budget is set (each round would need one)"
+                    if plan.time_budget is not None and fam.large_evaluator is not None
+                    else "each round would rerun its solver"
                 )
+                how += f"; fixed {size} points: the large-n method is not refined ({why})"
             out[fam.name] = (grid, how)
     return out
 
 
-def _grid_size(fam: Family, plan: Plan, n_points: int | str) -> int:
-    if isinstance(n_points, str):  # "auto"
-        return adaptive.LARGE_POINTS if plan.large(fam.name) else adaptive.COARSE_POINTS
-    return n_points
+def large_sessions(
+    cond: Condition, plan: Plan, fams: list[Family], domains: Mapping, n_points: int | str
+) -> dict:
+    """family -> one evaluator per set, for the families on their large-n method whose
+    grid is refined: those with a ``large_evaluator`` that applies to every set, when no
+    time budget is set (a budget bounds one solver call, and each round would be one).
+    Opening a session does no solver work; its first evaluation does."""
+    if n_points != "auto" or plan.time_budget is not None:
+        return {}
+    out = {}
+    for f in fams:
+        if not (plan.large(f.name) and f.large_evaluator is not None and f.parameter is not None):
+            continue
+        if f.name in domains and not _is_range(domains[f.name]):
+            continue
+        evals = [f.large_evaluator(cond, plan, item) for item in cond.sets]
+        if all(ev is not None for ev in evals):
+            out[f.name] = evals
+    return out
 
 
 def adaptive_families(
-    plan: Plan, fams: list[Family], domains: Mapping, n_points: int | str
+    plan: Plan,
+    fams: list[Family],
+    domains: Mapping,
+    n_points: int | str,
+    sessions: Mapping | None = None,
 ) -> list[Family]:
     """The families whose grid is refined: with ``n_points="auto"``, those with a parameter
-    on their exact method, unless the user gave their grid point by point."""
+    on their exact method, and those on their large-n method with a solver session
+    (``sessions``), unless the user gave their grid point by point."""
     if n_points != "auto":
         return []
     return [
         f
         for f in fams
         if f.parameter is not None
-        and not plan.large(f.name)
+        and (not plan.large(f.name) or f.name in (sessions or {}))
         and not (f.name in domains and not _is_range(domains[f.name]))
     ]
 
@@ -631,17 +663,27 @@ def profile_condition(
     import xarray as xr
 
     plan, peaks = build_plan(cond, fams, method, unc, n_points, accuracy, time_budget)
-    grids = condition_grids(cond, plan, fams, domains, n_points)
+    sessions = large_sessions(cond, plan, fams, domains, n_points)
+    grids = condition_grids(cond, plan, fams, domains, n_points, sessions)
     plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
+    # The solvers' time, estimated before any of them runs (printed when long, refused
+    # beyond max_seconds, recorded in the node); a refined large-n grid at its cap.
+    capped = [f for f in fams if f.name in sessions]
+    at_cap = condition_grids(cond, plan, capped, domains, adaptive.LARGE_POINTS)
+    estimates = check_solver_time(
+        cond, plan.with_grids({**plan.grids, **{k: g for k, (g, _) in at_cap.items()}}),
+        fams, unc.max_seconds, peaks,
+    )  # fmt: skip
     # Refined before any band is computed, so bands and replicates cover the final grid.
     evaluated = {}
-    for fam in adaptive_families(plan, fams, domains, n_points):
-        grid, per_set, text = adaptive.refine(fam, cond, plan, *grids[fam.name])
+    for fam in adaptive_families(plan, fams, domains, n_points, sessions):
+        coarse, how_chosen = grids[fam.name]
+        grid, per_set, text = adaptive.refine(
+            fam, cond, plan, coarse, how_chosen, evaluators=sessions.get(fam.name)
+        )
         grids[fam.name], evaluated[fam.name] = (grid, text), per_set
+    sessions.clear()  # the solvers' held matrices go with them
     plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
-    # The solvers' time, estimated once the grids are known (printed when long, refused
-    # beyond max_seconds, recorded in the node).
-    estimates = check_solver_time(cond, plan, fams, unc.max_seconds, peaks)
     how = {name: text for name, (_, text) in grids.items()}
     ds = _build_dataset(cond, plan, fams, how, unc, evaluated)
     ds.attrs.update(details)

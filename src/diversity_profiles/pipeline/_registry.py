@@ -140,6 +140,13 @@ class Family:
     evaluator: Callable[[Condition, Plan, PreparedSet], Callable[[np.ndarray], Result]] | None = (
         None
     )
+    #: The same on the large-n method, from one solver session kept across the rounds
+    #: (``..large.open_solver``); it returns None where the family's solver does not apply
+    #: to the set. A family without one keeps a fixed grid on its large-n method: each
+    #: round would redo all of its work.
+    large_evaluator: (
+        Callable[[Condition, Plan, PreparedSet], Callable[[np.ndarray], Result] | None] | None
+    ) = None
 
     @property
     def long_name(self) -> str:
@@ -199,6 +206,16 @@ def _vendi_evaluator(
 
     lam = _vendi_spectrum(cond, plan, item)
     return lambda qs: {"vendi": (vendi_from_spectrum(lam, qs), {})}
+
+
+def _vendi_large_evaluator(
+    cond: Condition, plan: Plan, item: PreparedSet
+) -> Callable[[np.ndarray], Result] | None:
+    """On the large-n route: the d × d dual form of cosine similarity is the exact method
+    itself; the Gaussian kernel's from one vendi_large session."""
+    if cond.kernel == "cosine similarity":
+        return _vendi_evaluator(cond, plan, item)
+    return large.vendi_evaluator(cond, plan, item)
 
 
 def _vendi_spectrum(cond: Condition, plan: Plan, item: PreparedSet) -> np.ndarray:
@@ -581,6 +598,7 @@ FAMILIES: dict[str, Family] = {
             influence=_vendi_influence,
             subsample_when_large=True,
             evaluator=_vendi_evaluator,
+            large_evaluator=_vendi_large_evaluator,
             nonincreasing=True,  # 1 / a power mean of order q - 1 of the eigenvalues
         ),
         Family(  # Leinster–Cobbold: its module is families/_similarity_diversity.py
@@ -618,6 +636,7 @@ FAMILIES: dict[str, Family] = {
             low_open=True,
             extendable=True,
             influence=_magnitude_influence,
+            large_evaluator=large.magnitude_evaluator,
         ),
         Family(
             "circles",
