@@ -68,10 +68,17 @@ try:
                 finally:
                     spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
             return run
+        def timed_sessions(name, make):  # a large-n session's rounds count as the family's
+            def opened(*a):
+                ev = make(*a)
+                return None if ev is None else timed(name, ev)
+            return opened
         for name, fam in list(F.FAMILIES.items()):  # per-family time inside one profiles call
             F.FAMILIES[name] = dataclasses.replace(
                 fam, evaluate=timed(name, fam.evaluate),
-                domain=None if fam.domain is None else timed(name, fam.domain))
+                domain=None if fam.domain is None else timed(name, fam.domain),
+                large_evaluator=None if fam.large_evaluator is None
+                else timed_sessions(name, fam.large_evaluator))
         chosen = ([k for k, f in F.FAMILIES.items() if f.default] if family == "all"
                   else family.split(","))
         tree = dp.profiles(sets, representation="bench", distance=distance, families=chosen,
@@ -82,6 +89,8 @@ try:
         out["solver_seconds_estimated"] = json.loads(ds.attrs.get("solver_seconds_estimated", "{}"))
         out["methods"] = ds.attrs.get("methods", "all exact")
         out["how"], out["max_relative_width"] = {}, {}
+        out["grid_points"] = {F.FAMILIES[f].parameter: int(ds[F.FAMILIES[f].parameter].size)
+                              for f in chosen if F.FAMILIES[f].parameter in ds.coords}
         for fam in chosen:
             out["how"][fam] = ds[fam].attrs.get("method", "exact (today's path)")
             if fam + "_upper" in ds:
