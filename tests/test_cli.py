@@ -70,6 +70,18 @@ def test_compute_summary_report(files):
     assert cli("report", "prof.nc", "-o", "r.html", "--overwrite", cwd=files).returncode == 0
     refused = cli("compute", "beam.npy", "dbs.npz", "-o", "prof.nc", cwd=files)
     assert refused.returncode == 1 and "prof.nc: exists" in refused.stderr
+    tested = cli(
+        "compute", "beam.npy", "dbs.npz", "-o", "tested.nc", "--families", "vendi,energy",
+        "--n-points", "6", "--permutations", "19", "--representation", "toy", "--distance",
+        "cosine", cwd=files,
+    )  # fmt: skip
+    assert tested.returncode == 0, tested.stderr
+    node = xr.open_datatree(files / "tested.nc")["toy/cosine/permutation"]
+    assert int(node.attrs["n_permutations"]) == 19
+    summary = cli("summary", "tested.nc", cwd=files)
+    assert "Permutation test (19 relabellings per pair" in summary.stdout
+    bad = cli("compute", "beam.npy", "-o", "x.nc", "--permutations", "-3", cwd=files)
+    assert bad.returncode == 2 and "must be an int >= 0, not '-3'" in bad.stderr
 
 
 @pytest.mark.parametrize(

@@ -86,7 +86,32 @@ def test_the_payload_carries_each_pairs_envelope_and_holm_p_value(tested):
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     payload = data["application/vnd.diversity-profiles.explorer+json"]
     assert payload["conditions"][PATH]["spec"] == widget.spec
-    assert "permutation test (19 relabellings, Holm-adjusted)" in data["text/markdown"]
+    # three sets, three pairs: the p-values are one paragraph after the headline
+    assert (
+        "Permutation test (19 relabellings per pair; exact p-values, Holm-adjusted over every "
+        "pair and family): " in data["text/markdown"]
+    )
+
+
+def test_a_test_stored_by_profiles_is_drawn_without_passing_it(tested):
+    """profiles(permutations=19) stores the same test (same seed, grids and sets) as the
+    tree's ``permutation`` child: the explorer, compare and the payload read it from there,
+    and extending a grid drops it (it tested the former grid)."""
+    profiler, tree, perm = tested
+    stored = profiler.profiles(families=FAMILIES, n_points=12, permutations=19)
+    node = stored[f"{PATH}/permutation"].to_dataset()
+    want = perm[PATH].to_dataset()
+    for var in ("p_value", "p_holm", "statistic", "envelope_vendi", "envelope_energy"):
+        np.testing.assert_array_equal(node[var].values, want[var].values)
+    assert ProfileExplorer(stored).spec == ProfileExplorer(tree, permutation=perm).spec
+    res = dp.compare(stored)[PATH]
+    np.testing.assert_array_equal(
+        res.p_holm.values, dp.compare(tree, permutation=perm)[PATH].p_holm.values
+    )
+    assert res.attrs["n_permutations"] == 19
+    grown = profiler.extend(stored, "energy", points=2)
+    assert "permutation" not in grown[PATH].children
+    assert "p_holm" not in dp.compare(grown)[PATH]
 
 
 def _renamed(perm, **changes) -> xr.DataTree:
@@ -188,7 +213,7 @@ def test_two_highlighted_sets_show_their_difference_against_chance(tested, tmp_p
         # The report's own summary reports the p-values; its conditions table names the test
         # (both folded, in closed <details>: read as text).
         folded = page.locator("pre.dp-summary-text").text_content()
-        assert "permutation test (19 relabellings" in folded
+        assert "Permutation test (19 relabellings per pair" in folded
         assert "19 relabellings per pair" in page.locator("table.dp-condition").text_content()
         assert outside == [] and errors == [] and dialogs == []
         browser.close()

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import diversity_profiles as dp
-from diversity_profiles.comparison._permutation import holm, rank_p_value, studentised_sup
+from diversity_profiles.pipeline import holm, rank_p_value, studentised_sup
 
 PATH = "g/euclidean"
 LEVELS = (0.05, 0.1, 0.25)
@@ -199,3 +199,82 @@ def test_errors_say_what_is_allowed():
     given = dp.Profiler(D, representation="g", distance="precomputed")
     with pytest.raises(ValueError, match="given within-set distances"):
         dp.permutation_test(given.profiles(families="energy", n_points=6), given)
+
+
+# profiles(permutations=R): the same test in the call, stored in the tree.
+
+
+def test_circles_lower_bound_statistic_is_exact_under_the_null():
+    """Circles enters the test through its greedy lower bound (no clique cover, no
+    CP-SAT): still a fixed function of each labelling, so p is uniform under the null.
+    120 repetitions, n = 30 per set, R = 19 (p = k/20: 0.05, 0.1 and 0.25 are attained)."""
+    rng = np.random.default_rng(11)
+    reps = 120
+    p_values = [
+        float(run(gaussian_pair(rng), ["circles"], R=19).p_value.sel(set_a="A", set_b="B")[0])
+        for _ in range(reps)
+    ]
+    assert outside_binomial(p_values, reps) == []
+    different = run(gaussian_pair(rng, n=40, scale_b=3.0), ["circles"], R=19)
+    assert float(different.p_value.sel(set_a="A", set_b="B")[0]) == 1 / 20
+
+
+def test_profiles_stores_the_test_and_compare_and_the_summary_read_it(tmp_path):
+    rng = np.random.default_rng(12)
+    sets = gaussian_pair(rng, n=40, scale_b=3.0)
+    fams = ["vendi", "energy", "average_distance"]
+    tree = dp.profiles(
+        sets, representation="g", distance="euclidean", families=fams, n_points=8,
+        permutations=39,
+    )  # fmt: skip
+    node = tree[f"{PATH}/permutation"].to_dataset()
+    profiler = dp.Profiler(sets, representation="g", distance="euclidean")
+    alone = dp.permutation_test(tree, profiler, n_permutations=39)[PATH].to_dataset()
+    np.testing.assert_array_equal(node.p_holm.values, alone.p_holm.values)
+    # 3 families, 1 pair: each p = 1/40 (scale 3 vs 1), Holm multiplies the smallest by 3
+    np.testing.assert_allclose(node.p_holm.sel(set_a="A", set_b="B").values, [3 / 40] * 3)
+    path = tmp_path / "tested.nc"
+    tree.to_netcdf(path)
+    res = dp.compare(dp.open_profiles(path))[PATH]
+    assert res.attrs["n_permutations"] == 39
+    np.testing.assert_array_equal(res.p_holm.values, node.p_holm.values)
+    text = tree.dp.summary()
+    assert (
+        "Permutation test (39 relabellings per pair; exact p-values, Holm-adjusted over every "
+        "pair and family): A and B differ in Vendi score (p = 0.075)" not in text
+    )  # 0.075 > 0.05: not "differ"
+    assert "A vs B: no difference shown (Vendi score p = 0.075" in text
+    strong = dp.profiles(
+        sets, representation="g", distance="euclidean", families=fams, n_points=8,
+        permutations=199,
+    )  # fmt: skip
+    text = strong.dp.summary()
+    assert "A and B differ in Vendi score (p = 0.015), energy (p = 0.015)" in text
+
+
+def test_same_source_sets_show_no_difference_in_the_summary():
+    rng = np.random.default_rng(13)
+    tree = dp.profiles(
+        gaussian_pair(rng, n=40), representation="g", distance="euclidean",
+        families=["vendi", "average_distance"], n_points=8, permutations=99,
+    )  # fmt: skip
+    p = tree[f"{PATH}/permutation"].p_holm.sel(set_a="A", set_b="B").values
+    assert np.all(p > 0.05)
+    assert "A vs B: no difference shown (Vendi score p = " in tree.dp.summary()
+
+
+def test_profiles_permutations_errors_name_the_argument_and_the_fix():
+    rng = np.random.default_rng(14)
+    sets = gaussian_pair(rng, n=12)
+    common = dict(representation="g", distance="euclidean", families=["vendi"], n_points=6)
+    with pytest.raises(ValueError, match=r"'permutations' argument of profiles must be an int"):
+        dp.profiles(sets, permutations=-1, **common)
+    with pytest.raises(ValueError, match=r"there is one set \('A'\); pass permutations=0"):
+        dp.profiles({"A": sets["A"]}, permutations=9, **common)
+    D = {k: dp.pairwise_distances(v) for k, v in sets.items()}
+    with pytest.raises(ValueError, match=r"within-set distances only.*pass permutations=0"):
+        dp.profiles(D, representation="g", distance="precomputed", permutations=9)
+    with pytest.raises(ValueError, match=r"every family profiled \(vendi\) ran its large-n"):
+        dp.profiles(sets, permutations=9, method="large", **common)
+    with pytest.raises(ValueError, match="max_seconds"):
+        dp.profiles(sets, permutations=10**7, max_seconds=1.0, **common)

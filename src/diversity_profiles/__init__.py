@@ -18,7 +18,7 @@ import types
 
 from . import _deprecated
 from ._version import __version__
-from .comparison import compare, permutation_test
+from .comparison import compare
 from .core import Pairwise, Representation, pairwise
 from .engines import pairwise_distances
 from .explanation import convergence, explain, profiles
@@ -39,7 +39,7 @@ from .families import (
     vendi_score_dual,
 )
 from .files import open_profiles
-from .pipeline import FAMILIES, Profiler, merge
+from .pipeline import FAMILIES, Profiler, merge, permutation_test
 
 __all__ = [
     "FAMILIES",

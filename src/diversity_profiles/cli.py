@@ -107,6 +107,17 @@ _n_boot = _auto_or_int("'auto', 0 or a number of replicates >= 2")
 _n_points = _auto_or_int("'auto' or a number of grid points (5 to 10000)")
 
 
+def _non_negative_int(value: str) -> int:
+    """An argparse type: an int >= 0."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be an int >= 0, not {value!r}")
+    return number
+
+
 def _progress(message: str) -> None:
     print(for_terminal(message), file=sys.stderr, flush=True)
 
@@ -196,6 +207,7 @@ def cmd_compute(args) -> int:
             families=families,
             n_points=args.n_points,
             n_boot=args.n_boot,
+            permutations=args.permutations,
             device=args.device,
         )
     except (ValueError, TypeError, MemoryError) as exc:  # the library's documented errors
@@ -290,6 +302,14 @@ def parser() -> argparse.ArgumentParser:
         default="auto",
         help="sampling uncertainty: 'auto' (default: what fits the cost), 0 (none: no verdict "
         "is supported) or a number of half-sample replicates",
+    )
+    c.add_argument(
+        "--permutations",
+        type=_non_negative_int,
+        default=0,
+        metavar="R",
+        help="also run the exact two-sample permutation test with R relabellings per pair "
+        "(199: p-values down to 0.005), stored in the output; 0 (default) skips it",
     )
     c.add_argument(
         "--overwrite", action="store_true", help="replace the output if this tool wrote it"

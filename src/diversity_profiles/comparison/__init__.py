@@ -1,9 +1,9 @@
 """Comparing profiles: the verdict rule (specified once, mirrored by the browser), its
-wording, :func:`compare`, the exact :func:`permutation_test` and the plain-language
-summary. Never imports the display."""
+wording, :func:`compare` (which reads the exact permutation tests of
+:func:`~diversity_profiles.permutation_test` where the tree stores them) and the
+plain-language summary. Never imports the display."""
 
 from ._compare import bounds_of, compare
-from ._permutation import permutation_test
 from ._summary import summary
 from ._verdict import MIN_SHARE
 
@@ -11,6 +11,5 @@ __all__ = [
     "MIN_SHARE",
     "bounds_of",
     "compare",
-    "permutation_test",
     "summary",
 ]

@@ -496,7 +496,8 @@ def compare(
         A result of :func:`permutation_test` on this tree: its ``p_value`` and
         ``p_holm`` join the comparison of its condition (NaN for families it did not
         test), with its method and number of permutations as attributes, and the
-        summary reports them.
+        summary reports them. Default: the tests that ``profiles(permutations=R)``
+        stored in the tree, where they test the node's sets.
 
     Returns
     -------
@@ -528,7 +529,7 @@ def compare(
     """
     import xarray as xr
 
-    from ..pipeline import conditions_of
+    from ..pipeline import conditions_of, stored_permutation_tests
 
     if not isinstance(tree, xr.DataTree):
         raise TypeError(f"{FUNC} takes a DataTree from dp.profiles. Got {type(tree).__name__}.")
@@ -557,12 +558,14 @@ def compare(
         for path in paths
     }
     if permutation is not None:
-        nodes = _with_permutation(nodes, permutation)
-    return xr.DataTree.from_dict(nodes)
+        tested = _permutation_tests(nodes, permutation)
+    else:  # the tests profiles(permutations=R) stored beside the profiles
+        tested = stored_permutation_tests(tree, paths)
+    return xr.DataTree.from_dict(_with_permutation(nodes, tested))
 
 
-def _with_permutation(nodes: dict, permutation) -> dict:
-    """Each comparison node with the permutation test of its condition, if there is one."""
+def _permutation_tests(nodes: dict, permutation) -> dict:
+    """Condition path -> its test in ``permutation``, checked against the tree compared."""
     import xarray as xr
 
     if not isinstance(permutation, xr.DataTree):
@@ -586,10 +589,14 @@ def _with_permutation(nodes: dict, permutation) -> dict:
             f"The permutation test passed to {FUNC} is of condition(s) {unknown}, not in this "
             f"tree ({sorted(nodes)}): test the profiles you compare."
         )
+    return {path: node.to_dataset() for path, node in tested.items()}
+
+
+def _with_permutation(nodes: dict, tested: Mapping) -> dict:
+    """Each comparison node with the permutation test of its condition, if there is one."""
     out = dict(nodes)
-    for path, node in tested.items():
+    for path, test in tested.items():
         res = out[path]
-        test = node.to_dataset()
         for var in ("p_value", "p_holm"):
             got = test[var].reindex(family=res.family, set_a=res.set_a, set_b=res.set_b)
             res = res.assign({var: (("set_a", "set_b", "family"), got.values, test[var].attrs)})

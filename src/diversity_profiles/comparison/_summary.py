@@ -135,6 +135,29 @@ def _permutation_note(table: _Table, a: str, b: str, esc: Text) -> str | None:
     return wording.permutation_note(tested, int(table.res.attrs.get("n_permutations", 0)))
 
 
+def _permutation_lines(table: _Table, labels: list[str], esc: Text) -> list[str]:
+    """The permutation tests' reading after the headline, when the comparison holds them:
+    each pair's families that differ at the findings' level, up to a few pairs."""
+    if "p_holm" not in table.arrays:
+        return []
+    alpha = 1.0 - float(table.res.attrs.get("finding_level", 0.95))
+    pairs = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            row = table.get("p_holm", a, b)
+            tested = [
+                (_family(f, esc), float(p))
+                for f, p in zip(table.families, row, strict=True)
+                if np.isfinite(p)
+            ]
+            if tested:
+                pairs.append((esc(a), esc(b), tested))
+    if not pairs:
+        return []
+    R = int(table.res.attrs.get("n_permutations", 0))
+    return ["", wording.permutation_line(pairs, R, alpha)]
+
+
 def _rule_lines(res, esc: Text) -> list[str]:
     """How the verdicts were read: the margins, and whether any holds with confidence."""
     attrs = res.attrs
@@ -195,6 +218,7 @@ def summarize_condition(
     # cross or are undecided; then the condition's facts; then each pair, folded.
     lines = [head, "", *_finding_lines(res, esc), ""]
     lines += _headline_lines(table, labels, esc, markdown)
+    lines += _permutation_lines(table, labels, esc)
     lines += ["", "Condition: " + ", ".join(details) + "."]
     if "n_samples" in res:
         sizes = dict(zip(labels, res.n_samples.values.tolist(), strict=True))
@@ -223,7 +247,10 @@ def summarize_condition(
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
             lines += wording.pair_block(esc(a), esc(b), _readings(table, a, b, esc))
-            note = _permutation_note(table, a, b, esc)
+            # up to PERMUTATION_PAIRS pairs the paragraph after the headline has them
+            note = (
+                _permutation_note(table, a, b, esc) if n_pairs > wording.PERMUTATION_PAIRS else None
+            )
             if note:
                 lines.append(f"  - {note}")
     if markdown:

@@ -311,6 +311,48 @@ def permutation_note(tested: Sequence[tuple[str, float]], n_permutations: int) -
     return f"permutation test ({n_permutations} relabellings, Holm-adjusted): " + ", ".join(parts)
 
 
+#: The summary names each pair's permutation p-values up to this many pairs (else counts).
+PERMUTATION_PAIRS = 3
+
+
+def permutation_line(
+    pairs: Sequence[tuple[str, str, Sequence[tuple[str, float]]]], n_permutations: int, alpha: float
+) -> str:
+    """The permutation tests of a condition in one paragraph: per pair (a, b, [(family,
+    Holm-adjusted p)]), the families whose samples differ at ``alpha``, and the rest.
+
+    >>> line = permutation_line([("A", "B", [("Vendi", 0.01), ("richness", 1.0)])], 199, 0.05)
+    >>> line.split("): ", 1)[1]
+    'A and B differ in Vendi (p = 0.01); no difference shown in richness (p = 1).'
+    """
+    head = (
+        f"Permutation test ({n_permutations} relabellings per pair; exact p-values, "
+        "Holm-adjusted over every pair and family): "
+    )
+    if len(pairs) > PERMUTATION_PAIRS:
+        differ = sum(any(p <= alpha for _, p in tested) for _, _, tested in pairs)
+        return (
+            head + f"{differ} of the {len(pairs)} pairs differ in some family at "
+            f"p ≤ {fmt_g(alpha, 2)}; each pair's p-values: summary(comparison, every_pair=True)."
+        )
+
+    def listed(items) -> str:
+        return ", ".join(f"{name} (p = {fmt_g(p, 2)})" for name, p in items)
+
+    parts = []
+    for a, b, tested in pairs:
+        low = [(n, p) for n, p in tested if p <= alpha]
+        high = [(n, p) for n, p in tested if p > alpha]
+        if low:
+            text = f"{a} and {b} differ in {listed(low)}"
+            text += f"; no difference shown in {listed(high)}" if high else ""
+        else:
+            bare = ", ".join(f"{name} p = {fmt_g(p, 2)}" for name, p in high)
+            text = f"{a} vs {b}: no difference shown ({bare})"
+        parts.append(text)
+    return head + "; ".join(parts) + "."
+
+
 #: A headline names at most this many sets of one rank (the rest are counted).
 RANKING_TIE_NAMES = 6
 

@@ -88,6 +88,7 @@ class ProfileExplorer(anywidget.AnyWidget):
         sets are highlighted, each family's panel then draws their difference against
         the chance envelope (the difference relabelling the pooled samples alone
         produces, per grid point) with the pair's Holm-adjusted p-value.
+        Default: the test ``profiles(..., permutations=R)`` stored in ``tree``, if any.
 
     Attributes
     ----------

@@ -83,6 +83,7 @@ def report(
         reports its p-values, and when two sets are highlighted each family's panel draws
         their difference against the chance envelope (what relabelling the pooled samples
         alone produces), with the pair's Holm-adjusted p-value.
+        Default: the test ``profiles(..., permutations=R)`` stored in ``tree``, if any.
 
     Returns
     -------
@@ -136,8 +137,8 @@ def report(
         rows.append(
             (
                 "permutation test",
-                f"{int(test.attrs.get('n_permutations', 0))} relabellings per pair "
-                f"(dp.permutation_test); {test.attrs.get('p_holm', 'Holm-adjusted p-values')}",
+                f"{int(test.attrs.get('n_permutations', 0))} relabellings per pair; "
+                f"{test.attrs.get('p_holm', 'Holm-adjusted p-values')}",
             )
         )
     # One compare for the chart, the summary and the payload (display/_static.py); the

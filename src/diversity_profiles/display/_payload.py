@@ -67,7 +67,8 @@ def tested_conditions(permutation) -> dict:
 
 def permutation_nodes(permutation, tree, conditions: list[str], func: str) -> dict:
     """The ``permutation`` argument of ``func`` checked against the profiles it is shown
-    with; returns :func:`tested_conditions`.
+    with; returns :func:`tested_conditions`. None: the tests that ``profiles(permutations=R)``
+    stored in ``tree`` for ``conditions``, those that pass the same checks.
 
     It must be a DataTree made by :func:`permutation_test`, of conditions among
     ``conditions`` (those the display shows), with the profiles' set labels, families
@@ -76,8 +77,13 @@ def permutation_nodes(permutation, tree, conditions: list[str], func: str) -> di
     """
     import xarray as xr
 
+    from ..pipeline import stored_permutation_tests
+
     if permutation is None:
-        return {}
+        stored = stored_permutation_tests(tree, conditions)
+        return {
+            p: t for p, t in stored.items() if _test_problem(t, tree[p].to_dataset(), p) is None
+        }
     if not isinstance(permutation, xr.DataTree):
         raise TypeError(
             f"The 'permutation' argument of {func} takes the DataTree returned by "
@@ -96,39 +102,41 @@ def permutation_nodes(permutation, tree, conditions: list[str], func: str) -> di
                 f"this display does not show ({', '.join(map(repr, conditions))}); pass the "
                 f"test of the condition shown, or choose condition={path!r}."
             )
-        ds = tree[path].to_dataset()
-        sets = [str(s) for s in ds["set"].values]
-        tested_sets = [str(s) for s in test["set_a"].values] if "set_a" in test.coords else []
-        if sorted(tested_sets) != sorted(sets):
-            raise ValueError(
-                f"The 'permutation' argument of {func} tested the sets {tested_sets} of "
-                f"{path!r}, but these profiles hold {sets}; {_RERUN}."
-            )
-        envelopes = [v for v in test.data_vars if str(v).startswith("envelope_")]
-        if not envelopes:
-            raise ValueError(
-                f"The 'permutation' argument of {func} holds no chance envelope "
-                f"(envelope_<family>) for {path!r}: it tested no family with a parameter, or "
-                f"was made by an older diversity-profiles; {_RERUN}, with at least one "
-                f"family with a parameter."
-            )
-        for var in envelopes:
-            name = str(var).removeprefix("envelope_")
-            if name not in ds.data_vars:
-                raise ValueError(
-                    f"The 'permutation' argument of {func} tested {name!r}, which the profiles "
-                    f"of {path!r} do not hold; {_RERUN}."
-                )
-            dim = test[var].dims[-1]
-            grid, ours = test[dim].values, ds[dim].values if dim in ds.coords else None
-            if ours is None or not np.array_equal(grid, ours):
-                raise ValueError(
-                    f"The 'permutation' argument of {func} was run on another {dim} grid for "
-                    f"{name!r} ({grid.size} points) than these profiles of {path!r} have "
-                    f"({0 if ours is None else ours.size} points; e.g. the grid was extended or "
-                    f"profiled again with other n_points); {_RERUN}."
-                )
+        problem = _test_problem(test, tree[path].to_dataset(), path)
+        if problem is not None:
+            raise ValueError(f"The 'permutation' argument of {func} {problem}")
     return tested
+
+
+def _test_problem(test, ds, path: str) -> str | None:
+    """Why a permutation test cannot be drawn beside the condition ``ds`` at ``path`` (a
+    sentence after "The 'permutation' argument of func"), or None."""
+    sets = [str(s) for s in ds["set"].values]
+    tested_sets = [str(s) for s in test["set_a"].values] if "set_a" in test.coords else []
+    if sorted(tested_sets) != sorted(sets):
+        return (
+            f"tested the sets {tested_sets} of {path!r}, but these profiles hold {sets}; {_RERUN}."
+        )
+    envelopes = [v for v in test.data_vars if str(v).startswith("envelope_")]
+    if not envelopes:
+        return (
+            f"holds no chance envelope (envelope_<family>) for {path!r}: it tested no family "
+            f"with a parameter, or was made by an older diversity-profiles; {_RERUN}, with at "
+            f"least one family with a parameter."
+        )
+    for var in envelopes:
+        name = str(var).removeprefix("envelope_")
+        if name not in ds.data_vars:
+            return f"tested {name!r}, which the profiles of {path!r} do not hold; {_RERUN}."
+        dim = test[var].dims[-1]
+        grid, ours = test[dim].values, ds[dim].values if dim in ds.coords else None
+        if ours is None or not np.array_equal(grid, ours):
+            return (
+                f"was run on another {dim} grid for {name!r} ({grid.size} points) than these "
+                f"profiles of {path!r} have ({0 if ours is None else ours.size} points; e.g. "
+                f"the grid was extended or profiled again with other n_points); {_RERUN}."
+            )
+    return None
 
 
 def _envelope_level(test) -> float | None:
@@ -288,8 +296,13 @@ def standalone_payload(
     ``comparison``: :func:`compare` of ``tree``, when the caller has it (else each
     condition is compared here). ``permutation``: a :func:`permutation_test` tree, already
     checked by the caller (:func:`permutation_nodes`); its conditions carry envelopes.
+    None: the tests stored in ``tree`` by ``profiles(permutations=R)``.
     """
-    tested = tested_conditions(permutation)
+    tested = (
+        tested_conditions(permutation)
+        if permutation is not None
+        else permutation_nodes(None, tree, conditions, "standalone_payload")
+    )
     packed = {}
     for path in conditions:
         node = None if comparison is None else comparison[path].to_dataset()

@@ -162,6 +162,17 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         certified bracket; past the budget it reports the bracket alone (value its
         midpoint, ``vendi_error`` its half-width) or shortens the Lanczos part, which
         only widens the error bar.
+    permutations : int, default 0
+        Also run the exact two-sample permutation test (:func:`permutation_test`) with
+        this many relabellings per pair of sets (199 gives p-values down to 0.005), and
+        store it as the condition's ``permutation`` child node: :func:`compare`, the
+        summary (one paragraph of Holm-adjusted p-values), the explorer and the report
+        (each difference against its chance envelope) read it from there. It reuses the
+        pooled distance matrix of each pair, and is refused up front (with the estimate)
+        when its time exceeds ``max_seconds``. Off by default because it reruns every
+        family R times: at 2 × 200 samples, 99 relabellings take about 10 s, at 2 × 500
+        about 26 s (2 cores). Families on their large-n method are not tested (named in
+        the node's ``not_tested``).
     device : str or torch.device, optional
         Run the heavy kernels of embedding sets (streamed passes, Circles' candidate
         pairs, the solvers' kernel products) on a torch device (``"cuda"``,

@@ -1,9 +1,22 @@
 """From sample sets to a profile tree: prepared conditions, the per-call plan, the family
-registry, method planning, resampling, the :class:`Profiler` and the tree's layout."""
+registry, method planning, resampling, the permutation test, the :class:`Profiler` and the
+tree's layout."""
 
 from ._condition import Condition, PreparedSet, prepare_sets
-from ._layout import Curves, band_of, brackets, comparison_paths, conditions_of, curves, tidy
+from ._layout import (
+    PERMUTATION_NODE,
+    Curves,
+    band_of,
+    brackets,
+    comparison_paths,
+    conditions_of,
+    curves,
+    stored_permutation_tests,
+    tidy,
+)
 from ._merge import merge
+from ._permutation import holm, rank_p_value, studentised_sup
+from ._permutation_test import permutation_test
 from ._plan import Plan
 from ._planning import describe as describe_plan
 from ._planning import plan as plan_methods  # "plan" alone would read as a Plan
@@ -21,6 +34,7 @@ from ._resampling import centred_replicates, evaluate_all, multiplier_replicates
 __all__ = [
     "FAMILIES",
     "MAX_N_POINTS",
+    "PERMUTATION_NODE",
     "Condition",
     "Curves",
     "Family",
@@ -36,13 +50,18 @@ __all__ = [
     "curves",
     "describe_plan",
     "evaluate_all",
+    "holm",
     "merge",
     "multiplier_replicates",
     "node_bandwidth",
+    "permutation_test",
     "plan_bandwidth",
     "plan_methods",
     "prepare_sets",
+    "rank_p_value",
     "resolve_families",
+    "stored_permutation_tests",
+    "studentised_sup",
     "subsample_scale",
     "tidy",
 ]

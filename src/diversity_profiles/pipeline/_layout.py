@@ -31,6 +31,29 @@ def conditions_of(tree: xr.DataTree) -> list[str]:
     return _paths_where(tree, lambda node: "set" in node.dims and "representation" in node.attrs)
 
 
+#: The child of a condition node where ``profiles(permutations=R)`` stores its permutation
+#: test (a node like one of :func:`~diversity_profiles.permutation_test`'s).
+PERMUTATION_NODE = "permutation"
+
+
+def stored_permutation_tests(tree: xr.DataTree, paths: list[str]) -> dict[str, xr.Dataset]:
+    """Condition path -> the permutation test stored as its :data:`PERMUTATION_NODE` child,
+    for the ``paths`` that have one testing exactly the node's sets (a tree whose sets were
+    selected or relabelled since keeps its test, but the test no longer applies)."""
+    out = {}
+    for path in paths:
+        node = tree[path]
+        child = node.children.get(PERMUTATION_NODE)
+        if child is None or "p_holm" not in child.data_vars:
+            continue
+        test = child.to_dataset()
+        sets = [str(s) for s in node.to_dataset()["set"].values]
+        tested = [str(s) for s in test["set_a"].values] if "set_a" in test.coords else []
+        if sorted(tested) == sorted(sets):
+            out[path] = test
+    return out
+
+
 def comparison_paths(tree: xr.DataTree) -> list[str]:
     """Paths of the nodes that hold comparison results."""
     return _paths_where(tree, lambda node: "verdict" in node.data_vars)
@@ -177,15 +200,16 @@ def tidy(tree: xr.DataTree, condition: str | None = None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[columns]
 
 
-def with_children(node, grown, parameter: str) -> xr.DataTree:
+def with_children(node, grown, parameter: str, drop: tuple[str, ...] = ()) -> xr.DataTree:
     """``grown`` (a condition's Dataset on a longer ``parameter`` grid) as a tree node that
     keeps ``node``'s children (explain's and convergence's nodes), their ``parameter`` axis
-    reindexed to the new grid (NaN at the new points) so they stay aligned with it."""
+    reindexed to the new grid (NaN at the new points) so they stay aligned with it; the
+    children named in ``drop`` (results that no longer hold on the new grid) go."""
     import xarray as xr
 
     nodes = {"/": grown}
     for sub in node.subtree:
-        if sub is node:
+        if sub is node or sub.relative_to(node).split("/")[0] in drop:
             continue
         own = sub.to_dataset(inherit=False)
         ds = sub.to_dataset(inherit=True)

@@ -30,7 +30,8 @@ from ..engines import resolve_device
 from . import _fingerprint as fingerprints
 from ._between import with_interpolation_bounds
 from ._condition import Condition, callable_attrs, prepare_sets, read_callables
-from ._layout import with_children
+from ._layout import PERMUTATION_NODE, with_children
+from ._permutation import check_poolable, with_permutation_test
 from ._plan import Plan
 from ._planning import solver_memory
 from ._profiles import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from ._condition import Condition
 
 FUNC = "Profiler.extend"
+FUNC_PROFILES = "profiles"
 #: Errors of the condition's arguments name the call most users make.
 PREPARE = "profiles"
 _CIRCLES_METHODS = ("auto", "exact", "greedy")
@@ -155,6 +157,7 @@ class Profiler:
         method: str = "auto",
         accuracy: float | None = None,
         time_budget: float | None = None,
+        permutations: int = 0,
     ) -> xr.DataTree:
         """Profiles of the prepared sets: the remaining arguments of :func:`profiles`.
 
@@ -166,11 +169,22 @@ class Profiler:
         unc = _check_uncertainty(
             cond.sets, n_boot, ci, common_n, n_subsamples, cond.seed, max_seconds
         )
+        permutations = check_int(permutations, "permutations", FUNC_PROFILES, low=0)
+        if permutations and len(cond.sets) < 2:
+            raise ValueError(
+                f"The 'permutations' argument of {FUNC_PROFILES} tests pairs of sets, but "
+                f"there is one set ({cond.labels[0]!r}); pass permutations=0, or more sets."
+            )
+        if permutations:  # before any work: the test needs the pooled distances
+            check_poolable(cond, FUNC_PROFILES, "pass permutations=0")
         # The sets' fingerprints join the node, so extend and merge can tell data apart.
         details = {**self._details, fingerprints.ATTR: fingerprints.fingerprints_attr(cond.sets)}
-        return profile_condition(
+        tree = profile_condition(
             cond, details, fams, domains, n_points, unc, method, accuracy, time_budget
         )
+        if permutations:
+            tree = with_permutation_test(tree, self.condition, cond, permutations, unc.max_seconds)
+        return tree
 
     @property
     def condition_state(self) -> Condition:
@@ -241,7 +255,9 @@ class Profiler:
 
         Reuses the prepared matrices (no feature or distance is recomputed). The
         family gets its values at the new points; every other variable on that axis
-        (bands, replicates) gets NaN there. ``tree`` itself is left unchanged. Only
+        (bands, replicates) gets NaN there; a permutation test stored by
+        ``profiles(permutations=R)`` is dropped (it tested the former grid: run it again).
+        ``tree`` itself is left unchanged. Only
         families whose registry entry is ``extendable`` can grow (open log axes:
         magnitude's scale t, energy's exponent s).
 
@@ -318,6 +334,9 @@ class Profiler:
         }
         grown = with_interpolation_bounds(grown)  # the new intervals get their bounds
         out = tree.copy(deep=False)
-        # dp.explain's and convergence's nodes stay, their grids reindexed like the profile's.
-        out[self.condition] = with_children(tree[self.condition], grown, str(fam.parameter))
+        # dp.explain's and convergence's nodes stay, their grids reindexed like the
+        # profile's; a stored permutation test does not: it tested the grid before.
+        out[self.condition] = with_children(
+            tree[self.condition], grown, str(fam.parameter), drop=(PERMUTATION_NODE,)
+        )
         return out

@@ -393,7 +393,8 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
                 # No family name inside: the summary names the family (by its display name)
                 # and says one reason once for all the families it holds for.
                 else f"none: no per-sample influence, and {why}; pass "
-                f"n_boot={AUTO_REPEATS} for half-samples of every family"
+                f"n_boot={AUTO_REPEATS} for half-samples of every family, or "
+                f"permutations=199 for an exact test of whether the sets differ"
             )
     sub = [
         f for f in fams

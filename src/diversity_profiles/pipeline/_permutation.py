@@ -39,7 +39,6 @@ Westfall, P. H. & Young, S. S. (1993). Resampling-Based Multiple Testing (max-T)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -47,21 +46,21 @@ import numpy as np
 
 from ..core import (
     available_memory_bytes,
-    check_int,
-    check_real,
-    check_seed,
     human_bytes,
     plan_repeats,
     progress,
 )
-from ..pipeline import FAMILIES, Plan, PreparedSet, Profiler
+from ._condition import PreparedSet
+from ._layout import PERMUTATION_NODE
+from ._plan import Plan
+from ._registry import FAMILIES
 
 if TYPE_CHECKING:
     import xarray as xr
 
-    from ..pipeline import Condition, Family
+    from ._condition import Condition
+    from ._registry import Family
 
-FUNC = "permutation_test"
 
 #: A difference that varies over the relabellings by less than this, relative to the
 #: curves' size, is round-off (e.g. richness of distinct samples: always n_A - n_B);
@@ -178,168 +177,62 @@ class _Pair:
             self.scale[name] = np.fmax(old, size)
 
 
-def _check_call(tree, profiler, condition, families, n_permutations, seed, max_seconds, show):
-    import xarray as xr
-
-    if not isinstance(profiler, Profiler):
-        raise TypeError(
-            f"The 'profiler' argument of {FUNC} must be the dp.Profiler whose .profiles() made "
-            f"the tree. Got {type(profiler).__name__}."
-        )
-    if condition is not None and condition != profiler.condition:
-        raise ValueError(
-            f"The 'condition' argument of {FUNC} must be the profiler's condition "
-            f"{profiler.condition!r} (or None). Got {condition!r}."
-        )
-    if not isinstance(tree, xr.DataTree) or not profiler.holds(tree):
-        raise ValueError(
-            f"The 'tree' argument of {FUNC} must hold the condition {profiler.condition!r} "
-            f"profiled from this profiler's sets (profiler.holds(tree) is False); pass the "
-            f"tree made by profiler.profiles(), or the Profiler that made it."
-        )
-    n_permutations = check_int(n_permutations, "n_permutations", FUNC, low=1)
-    seed = check_seed(seed, FUNC)
-    if max_seconds is not None:
-        max_seconds = check_real(max_seconds, "max_seconds", FUNC, low=0.0, low_open=True)
-    if show is not None and not isinstance(show, bool):
-        raise TypeError(
-            f"The 'show_progress' argument of {FUNC} must be None (when estimated long), "
-            f"True or False. Got {show!r}."
-        )
-    ds = tree[profiler.condition].to_dataset()
-    present = [name for name in FAMILIES if name in ds.data_vars]
-    if families is None:
-        names = present
-    else:
-        listed = isinstance(families, (list, tuple))
-        names = [families] if isinstance(families, str) else list(families) if listed else []
-        unknown = [name for name in names if name not in FAMILIES]
-        if unknown or not names:
-            raise ValueError(
-                f"The 'families' argument of {FUNC} must be None (every family of the tree) or "
-                f"a non-empty list of registered families ({', '.join(map(repr, FAMILIES))}). "
-                f"Got {families!r}" + (f"; unknown: {unknown}." if unknown else ".")
-            )
-        missing = [name for name in names if name not in present]
-        if missing:
-            raise ValueError(
-                f"The tree passed to {FUNC} has no profiles of {missing} (it holds {present}); "
-                f"compute them with profiler.profiles(families=[...]) or leave them out."
-            )
-        names = list(dict.fromkeys(names))
-    return ds, [FAMILIES[name] for name in names], n_permutations, seed, max_seconds
-
-
-def _check_condition(cond: Condition, ds, fams: list[Family]) -> Plan:
-    """The tree's plan on its grids, after refusing what a relabelling cannot pool."""
+def check_poolable(cond: Condition, func: str, drop: str) -> None:
+    """Refuse sets that a relabelling cannot pool (within-set matrices only); ``drop`` is
+    how the caller of ``func`` leaves the test out."""
     first = cond.sets[0]
     if first.embeddings is None or first.given_similarity is not None:
         given = "distances" if first.embeddings is None else "similarities"
         raise ValueError(
-            f"{FUNC} pools the samples of two sets, which needs the distances (and "
-            f"similarities) between them; the profiler holds given within-set {given} only. "
-            f"Profile the embeddings instead, or compare with dp.compare."
+            f"The permutation test of {func} pools the samples of two sets, which needs the "
+            f"distances (and similarities) between them; the sets are given within-set "
+            f"{given} only. Profile the embeddings instead, or {drop}."
         )
+
+
+def _check_condition(cond: Condition, ds, fams: list[Family], func: str, drop: str) -> Plan:
+    """The tree's plan on its grids, after refusing what a relabelling cannot pool."""
+    check_poolable(cond, func, drop)
     grids = {f.name: ds[f.parameter].values if f.parameter else np.empty(0) for f in fams}
     plan = Plan.from_attrs(ds.attrs, grids=grids)
     large = [f.name for f in fams if plan.large(f.name)]
     if large:
         raise ValueError(
-            f"{FUNC} recomputes each family hundreds of times and needs the exact methods, but "
-            f"the tree's {', '.join(map(repr, large))} ran the large-n method (recorded route "
-            f"'large'). Profile with method='exact' (or subsample to a smaller common size "
-            f"first), or leave them out with families=[...]."
+            f"The permutation test of {func} recomputes each family hundreds of times and "
+            f"needs the exact methods, but {', '.join(map(repr, large))} ran the large-n "
+            f"method (recorded route 'large'). Profile with method='exact' (or subsample to a "
+            f"smaller common size first), or {drop}."
         )
     return plan
 
 
-def permutation_test(
-    tree: xr.DataTree,
-    profiler: Profiler,
+def permutation_dataset(
+    cond: Condition,
+    ds: xr.Dataset,
+    fams: list[Family],
+    n_permutations: int,
+    seed: int,
+    max_seconds: float | None,
+    show_progress: bool | None,
     *,
-    condition: str | None = None,
-    families: Sequence[str] | str | None = None,
-    n_permutations: int = 199,
-    seed: int = 0,
-    max_seconds: float | None = 600.0,
-    show_progress: bool | None = None,
-) -> xr.DataTree:
-    """Exact two-sample permutation tests for every pair of sets and family.
+    func: str,
+    drop: str,
+) -> xr.Dataset:
+    """The permutation tests of every pair of ``cond``'s sets and of ``fams`` on the grids
+    and plan of the condition node ``ds`` (its values are not used): the Dataset that
+    :func:`~diversity_profiles.permutation_test` returns at the condition's path, and that
+    ``profiles(permutations=R)`` stores as the node's ``permutation`` child.
 
-    For each unordered pair (A, B), the two sets' samples are pooled once (one distance
-    matrix), relabelled at random into halves of the original sizes, and every family
-    is recomputed on both halves, on the tree's own grids with the tree's own plan. The
-    statistic of a family is the studentised sup of the difference curve ``d = A - B``,
-    ``T = max_k |d_k - mu_k| / sigma_k``, with ``mu_k``, ``sigma_k`` the mean and standard
-    deviation of ``d_k`` over the observed and the ``R`` permuted labellings (over ``±d``
-    when the sets have equal size: swapping the halves is a relabelling too). Grid points
-    where ``sigma_k`` is 0 (up to round-off) or some value is not finite are left out;
-    a family with none left (richness of distinct samples) gets ``T = 0``, p = 1: the
-    samples cannot speak to it. The p-value ``(1 + #{r : T_r >= T_obs}) / (R + 1)`` is
-    exact under exchangeability for any statistic computed alike for every labelling
-    (module docstring), so Circles uses its greedy lower bound throughout.
-
-    Parameters
-    ----------
-    tree : xarray.DataTree
-        Profiles made by ``profiler.profiles()``; its grids and plan are reused, its
-        values are not (the observed curves are recomputed from the pooled set too).
-    profiler : diversity_profiles.Profiler
-        The profiler that made ``tree``: its prepared sets are pooled.
-    condition : str, optional
-        The condition path; only the profiler's own (the default) is accepted.
-    families : str or sequence of str, optional
-        Families to test; default every family in the tree's condition node. Families
-        whose recorded route is "large" are refused (profile them with method="exact").
-    n_permutations : int, default 199
-        R random relabellings per pair; the smallest p-value is ``1 / (R + 1)``.
-    seed : int, default 0
-        Seeds one generator per pair (``[seed, i, j]``), so results are reproducible and
-        symmetric in (a, b).
-    max_seconds : float or None, default 600
-        Refuse work estimated (by timing the observed labelling) to take longer.
-    show_progress : bool, optional
-        Default: a progress bar when the work is estimated to take over a few seconds.
-
-    Returns
-    -------
-    xarray.DataTree
-        One node at the condition path, on ``(set_a, set_b, family)`` like
-        :func:`compare`, symmetric in (a, b) and NaN on the diagonal: ``p_value``,
-        ``p_holm`` (Holm over every pair and family), ``statistic`` (T of the observed),
-        ``points_used`` (grid points that entered T); on ``(set_a, set_b)``:
-        ``p_any_family`` (max-T over the families, each studentised on its own, from the
-        same relabellings: "some family differs") and ``statistic_any_family``.
-        Attributes ``method``, ``n_permutations``, ``seed``, ``statistic``, ``p_value``.
-
-    References
-    ----------
-    Hemerik & Goeman (2018), Theorem 2 (random permutations with the identity); Holm
-    (1979); Westfall & Young (1993), the max-T method.
-
-    Examples
-    --------
-    Two identical sets: the observed difference is 0 everywhere, so p = 1.
-
-    >>> import diversity_profiles as dp
-    >>> X = [[0.0], [1.0], [3.0], [4.0], [7.0]]
-    >>> profiler = dp.Profiler({"A": X, "B": X}, representation="line", distance="euclidean")
-    >>> tree = profiler.profiles(families=["vendi", "average_distance"], n_points=5)
-    >>> res = dp.permutation_test(tree, profiler, n_permutations=19)["line/euclidean"]
-    >>> res.p_value.sel(set_a="A", set_b="B").values.tolist()
-    [1.0, 1.0]
-    >>> float(res.statistic.sel(set_a="B", set_b="A", family="vendi"))
-    0.0
+    ``func`` names the caller in errors and progress, ``drop`` says how to leave the test
+    out. Checked input assumed (``n_permutations >= 1``, a valid seed).
     """
-    ds, fams, R, seed, max_seconds = _check_call(
-        tree, profiler, condition, families, n_permutations, seed, max_seconds, show_progress
-    )
-    state = profiler.condition_state
-    plan = _check_condition(state, ds, fams)
-    # Greedy Circles in every evaluation (observed included): an exact test needs the
-    # same statistic for every labelling, not the certified optimum (module docstring).
-    cond = replace(state, circles_method="greedy")
-    sets = state.sets
+    R = n_permutations
+    plan = _check_condition(cond, ds, fams, func, drop)
+    # The greedy lower bound of Circles in every evaluation (observed included): an exact
+    # test needs the same statistic for every labelling, not the certified optimum
+    # (module docstring), and the lower bound alone skips the clique cover's cost.
+    relabelled = replace(cond, circles_method="lower")
+    sets = cond.sets
     pairs = [
         _Pair(i, j, sets[i], sets[j], seed)
         for i in range(len(sets))
@@ -348,23 +241,23 @@ def permutation_test(
     held = sum(8.0 * (p.n_a + p.n_b) ** 2 for p in pairs)
     if held > 0.5 * available_memory_bytes():
         raise MemoryError(
-            f"{FUNC} holds one pooled distance matrix per pair of sets, about "
-            f"{human_bytes(held)} for {len(pairs)} pairs, more than half the memory "
-            f"available. Test fewer sets at a time (a profiler of two sets)."
+            f"The permutation test of {func} holds one pooled distance matrix per pair of "
+            f"sets, about {human_bytes(held)} for {len(pairs)} pairs, more than half the "
+            f"memory available. Test fewer sets at a time (a profiler of two sets), or {drop}."
         )
     observed: dict[int, dict] = {}
 
     def run_observed() -> None:
         for k, pair in enumerate(pairs):
             pair.pooled.D  # noqa: B018 - formed once per pair; every half slices it
-            observed[k] = pair.relabel(cond, plan, fams, np.arange(pair.n_a + pair.n_b))
+            observed[k] = pair.relabel(relabelled, plan, fams, np.arange(pair.n_a + pair.n_b))
 
     size = sum(max(g.size, 1) for g in plan.grids.values())
     show = plan_repeats(
         run_observed,
         R,
-        arg="n_permutations",
-        func=FUNC,
+        arg="n_permutations" if func == "permutation_test" else "permutations",
+        func=func,
         max_seconds=max_seconds,
         result_bytes=16.0 * (R + 1) * len(pairs) * size,
     )
@@ -373,15 +266,15 @@ def permutation_test(
     steps = progress(
         range(R),
         total=R,
-        desc=f"{FUNC}: relabelling {len(pairs)} pair(s)",
+        desc=f"{func}: permutation test, relabelling {len(pairs)} pair(s)",
         enabled=show if show_progress is None else show_progress,
         unit="permutation",
     )
     for _ in steps:
         for pair in pairs:
             order = pair.rng.permutation(pair.n_a + pair.n_b)
-            pair.keep(pair.relabel(cond, plan, fams, order))
-    return _result(ds, state, fams, pairs, R, seed)
+            pair.keep(pair.relabel(relabelled, plan, fams, order))
+    return _result(ds, cond, fams, pairs, R, seed)
 
 
 #: The chance envelope's level: what relabelling alone produces 95% of the time, per point.
@@ -448,8 +341,8 @@ def _result(ds, state: Condition, fams: list[Family], pairs: list[_Pair], R: int
     attrs = {
         "method": "two-sample permutation test per pair and family: the two sets' samples "
         "pooled once and relabelled at random keeping the sizes; each family recomputed "
-        "on both halves on the tree's grids and plan (Circles: greedy lower bound in every "
-        "evaluation, observed included); exact under exchangeability",
+        "on both halves on the tree's grids and plan (Circles: its greedy lower bound in "
+        "every evaluation, observed included); exact under exchangeability",
         "n_permutations": R,
         "seed": seed,
         "statistic": f"{STATISTIC}, d = A - B on the grid; mu, sigma over the observed and "
@@ -482,4 +375,40 @@ def _result(ds, state: Condition, fams: list[Family], pairs: list[_Pair], R: int
         },
         attrs=attrs,
     )
-    return xr.DataTree.from_dict({path: out})
+    return out
+
+
+def with_permutation_test(
+    tree: xr.DataTree, path: str, cond: Condition, R: int, max_seconds: float | None
+) -> xr.DataTree:
+    """``tree`` (one condition node at ``path``, just profiled from ``cond``) with the
+    permutation test of its families stored as the node's ``PERMUTATION_NODE`` child.
+
+    Families on their large-n method are left out (a relabelling reruns the exact
+    method) and named in the child's ``not_tested`` attribute; with none left, or sets
+    given as within-set matrices only, the call is refused with the fix.
+    """
+    import xarray as xr
+
+    ds = tree[path].to_dataset()
+    fams = [FAMILIES[name] for name in FAMILIES if name in ds.data_vars]
+    plan = Plan.from_attrs(ds.attrs)
+    large = [f.name for f in fams if plan.large(f.name)]
+    tested = [f for f in fams if f.name not in large]
+    drop = "pass permutations=0"
+    if not tested:
+        raise ValueError(
+            f"The 'permutations' argument of profiles tests families on their exact methods, "
+            f"but every family profiled ({', '.join(large)}) ran its large-n method. Pass "
+            f"method='exact' (or common_n=... to subsample to a smaller size), or {drop}."
+        )
+    out = permutation_dataset(
+        cond, ds, tested, R, cond.seed, max_seconds, None, func="profiles", drop=drop
+    )
+    if large:
+        out.attrs["not_tested"] = ", ".join(large) + ": large-n method"
+    grown = tree.copy(deep=False)
+    grown[f"{path}/{PERMUTATION_NODE}"] = xr.DataTree(
+        out.drop_vars([c for c in out.coords if c in ds.coords])
+    )
+    return grown
