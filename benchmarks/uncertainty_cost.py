@@ -8,6 +8,8 @@ targets: at most 3x the plain time at n = 2,000, at most 2x at n = 10,000. Also 
 what each family's uncertainty was (``uncertainty_<family>``) and, for comparison, the old
 way to a band, ``n_boot=10`` half-sample replicates of every family (at n = 2,000 only).
 A small warm-up profile runs first, so the first timed run does not pay for imports.
+With ``--permutations R``, also the default profile with ``permutations=R`` (the exact
+permutation test stored in the tree), written to ``uncertainty_cost_results-permutations.json``.
 
 Run: ``python benchmarks/uncertainty_cost.py`` (``--sizes 2000 10000``; about 2 minutes at
 2,000 and 7 at 10,000 on 2 cores, measured 2026-12-03).
@@ -40,7 +42,7 @@ def timed_profile(sets: dict, **kwargs) -> tuple[float, object]:
     return time.perf_counter() - start, tree
 
 
-def one_size(n: int, d: int) -> dict:
+def one_size(n: int, d: int, permutations: int = 0) -> dict:
     import diversity_profiles as dp
 
     sets = {"A": clustered(n, d, seed=1), "B": clustered(n, d, seed=2)}
@@ -63,7 +65,16 @@ def one_size(n: int, d: int) -> dict:
             zip(map(str, findings.family.values), map(str, findings.values), strict=True)
         ),
     }
-    if n <= 2000:
+    if permutations:
+        perm_s, tested = timed_profile(sets, permutations=permutations)
+        p = tested["x/cosine/permutation"].p_holm.sel(set_a="A", set_b="B")
+        out.update(
+            permutations=permutations,
+            permutation_seconds=perm_s,
+            permutation_ratio=perm_s / plain_s,
+            p_holm=dict(zip(map(str, p.family.values), map(float, p.values), strict=True)),
+        )
+    elif n <= 2000:
         boot_s, _ = timed_profile(sets, n_boot=10)
         out["n_boot_10_seconds"] = boot_s
     return out
@@ -73,13 +84,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000])
     parser.add_argument("--d", type=int, default=384)
+    parser.add_argument("--permutations", type=int, default=0)
     args = parser.parse_args()
     import scipy
 
     results = []
-    path = Path(__file__).with_name("uncertainty_cost_results.json")
+    name = "uncertainty_cost_results" + ("-permutations" if args.permutations else "")
+    path = Path(__file__).with_name(name + ".json")
     for n in args.sizes:
-        results.append(one_size(n, args.d))
+        results.append(one_size(n, args.d, args.permutations))
         print(json.dumps(results[-1]), flush=True)
         report = {
             "machine": {
@@ -90,7 +103,8 @@ def main() -> None:
                 "scipy": scipy.__version__,
             },
             "command": "python benchmarks/uncertainty_cost.py --sizes "
-            + " ".join(map(str, args.sizes)),
+            + " ".join(map(str, args.sizes))
+            + (f" --permutations {args.permutations}" if args.permutations else ""),
             "results": results,
         }
         tmp = path.with_name(path.name + ".tmp")
