@@ -216,6 +216,7 @@ def permutation_dataset(
     show_progress: bool | None,
     *,
     func: str,
+    arg: str,
     drop: str,
 ) -> xr.Dataset:
     """The permutation tests of every pair of ``cond``'s sets and of ``fams`` on the grids
@@ -223,8 +224,9 @@ def permutation_dataset(
     :func:`~diversity_profiles.permutation_test` returns at the condition's path, and that
     ``profiles(permutations=R)`` stores as the node's ``permutation`` child.
 
-    ``func`` names the caller in errors and progress, ``drop`` says how to leave the test
-    out. Checked input assumed (``n_permutations >= 1``, a valid seed).
+    ``func`` names the caller in errors and progress, ``arg`` its argument that sets R,
+    ``drop`` says how to leave the test out. Checked input assumed (``n_permutations >= 1``,
+    a valid seed).
     """
     R = n_permutations
     plan = _check_condition(cond, ds, fams, func, drop)
@@ -256,7 +258,7 @@ def permutation_dataset(
     show = plan_repeats(
         run_observed,
         R,
-        arg="n_permutations" if func == "permutation_test" else "permutations",
+        arg=arg,
         func=func,
         max_seconds=max_seconds,
         result_bytes=16.0 * (R + 1) * len(pairs) * size,
@@ -403,8 +405,9 @@ def with_permutation_test(
             f"method='exact' (or common_n=... to subsample to a smaller size), or {drop}."
         )
     out = permutation_dataset(
-        cond, ds, tested, R, cond.seed, max_seconds, None, func="profiles", drop=drop
-    )
+        cond, ds, tested, R, cond.seed, max_seconds, None,
+        func="profiles", arg="permutations", drop=drop,
+    )  # fmt: skip
     if large:
         out.attrs["not_tested"] = ", ".join(large) + ": large-n method"
     grown = tree.copy(deep=False)

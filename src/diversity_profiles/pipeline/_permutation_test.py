@@ -157,6 +157,6 @@ def permutation_test(
     state = profiler.condition_state
     out = permutation_dataset(
         state, ds, fams, R, seed, max_seconds, show_progress,
-        func=FUNC, drop="leave those families out with families=[...]",
+        func=FUNC, arg="n_permutations", drop="leave those families out with families=[...]",
     )  # fmt: skip
     return xr.DataTree.from_dict({profiler.condition: out})
