@@ -355,7 +355,8 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
     per_fam: dict[str, str] = {}
     covered: set[str] = set()
     if unc.common_n is None:
-        infl, estimated_on = resampling.influences(cond, plan, fams)
+        whole = {var: values for var, (values, _, _) in estimates.items()}
+        infl, estimated_on = resampling.influences(cond, plan, fams, whole)
         values = {var: estimates[var][0] for var in infl}
         draws = resampling.multiplier_replicates(
             values, infl, resampling.MULTIPLIER_DRAWS, unc.seed

@@ -33,7 +33,7 @@ removes its level, only its spread is used.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -305,7 +305,10 @@ def _scaled_to_n(h: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def influences(
-    cond: Condition, plan: Plan, fams: list[Family]
+    cond: Condition,
+    plan: Plan,
+    fams: list[Family],
+    estimates: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[dict[str, list[np.ndarray]], dict[str, str]]:
     """var -> per set, its n × grid influence matrix, for the families that have one on
     every set of the condition; and family -> how, for those estimated on a subset.
@@ -316,9 +319,18 @@ def influences(
     method there) and scaled to n by :func:`_scaled_to_n`: their projection converges as
     the set grows, so its variance at m estimates the one at n
     (tests/test_large_n_uncertainty.py checks it against the whole set's).
+
+    That holds only where the subset represents the set. A mean dominated by a few pairs
+    (energy at a large exponent, where one near-duplicate pair of molecules can carry
+    the whole value) looks tame on a subset that misses them, and its band would be far
+    too narrow. So where ``estimates`` (var -> (set, grid) values of the whole sets) are
+    given, each point is checked (:func:`_unrepresented`): the subset's own value must lie
+    within ``SUBSET_CHECK_Z`` of its standard errors from the whole set's, else that
+    point gets no influence (NaN: no band, so no finding there), and ``how`` says where.
     """
     out: dict[str, list[np.ndarray]] = {}
     how: dict[str, str] = {}
+    unbanded: dict[str, int] = {}
     subsets: dict[int, tuple[np.ndarray, PreparedSet]] = {}
     for fam in fams:
         if fam.influence is None:
@@ -333,17 +345,60 @@ def influences(
                 if k not in subsets:
                     subsets[k] = influence_subset(cond, item)
                 idx, sub = subsets[k]
-                got = {
-                    var: _scaled_to_n(h, idx, item.n)
-                    for var, h in fam.influence(cond, exact, sub, grid).items()
-                }
+                raw = fam.influence(cond, exact, sub, grid)
+                got = {var: _scaled_to_n(h, idx, item.n) for var, h in raw.items()}
                 if got and idx.size < item.n:  # a smaller set's subset is the whole set
                     how[fam.name] = SUBSET_METHOD.format(m=INFLUENCE_SUBSET)
+                    if estimates is not None:
+                        values = fam.evaluate(cond, exact, sub, grid)
+                        for var, h in raw.items():
+                            if var not in estimates or var not in values:
+                                continue
+                            whole = np.asarray(estimates[var], dtype=np.float64)[k]
+                            bad = _unrepresented(
+                                np.asarray(values[var][0], dtype=np.float64), whole, h, item.n
+                            )
+                            got[var][:, bad.reshape(got[var].shape[1:])] = np.nan
+                            unbanded[fam.name] = unbanded.get(fam.name, 0) + int(bad.sum())
             per_set.append(got)
         for var in per_set[0]:
             if all(var in got for got in per_set):
                 out[var] = [np.asarray(got[var], dtype=np.float64) for got in per_set]
+        if unbanded.get(fam.name):
+            how[fam.name] += "; " + UNREPRESENTED.format(count=unbanded[fam.name])
     return out, how
+
+
+#: How far (in its standard errors) a subset's value may lie from the whole set's before
+#: the subset is taken not to represent the set there. Under the sampling model the gap
+#: is about normal, so over a 100-point grid 5 is passed by chance once in ~17,000 sets.
+SUBSET_CHECK_Z = 5.0
+UNREPRESENTED = (
+    "no band at {count} (set, point) pair(s) where the subset's value lay more than "
+    f"{SUBSET_CHECK_Z:g} standard errors from the whole set's (a few pairs carry the value "
+    "there, which a subset misses)"
+)
+
+
+def _unrepresented(sub_value: np.ndarray, whole: np.ndarray, h: np.ndarray, n: int) -> np.ndarray:
+    """Grid points where a random m-subset's value lies beyond ``SUBSET_CHECK_Z`` standard
+    errors of the whole set's: drawn without replacement from the n samples, the subset's
+    value varies about the whole set's with variance ``(1 - m/n) var(h) / m`` (first order;
+    ``h`` the subset's m × grid influences). A point with no finite value is left alone
+    (it has no band anyway); one whose standard error is 0 fails on any gap.
+
+    >>> h = np.array([[1.0, 1.0], [-1.0, -1.0]] * 50)  # m = 100, var(h) = 1
+    >>> _unrepresented(np.array([0.0, 0.0]), np.array([0.1, 2.0]), h, 400).tolist()
+    [False, True]
+    """
+    h = np.asarray(h, dtype=np.float64).reshape(h.shape[0], -1)
+    m = h.shape[0]
+    sub_value, whole = sub_value.reshape(-1), whole.reshape(-1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        se = np.sqrt(max(1.0 - m / n, 0.0) * np.var(h, axis=0, ddof=1) / m)
+        gap = np.abs(sub_value - whole)
+        bad = gap > SUBSET_CHECK_Z * se
+    return bad & np.isfinite(gap) & np.isfinite(se)
 
 
 def multiplier_replicates(
