@@ -251,11 +251,11 @@ def plan(quick: bool, permutations: int = 0) -> list[tuple[str, int, int, int]]:
         ("digits 10 vs 9", 800, 8, 0),
         ("gauss cov 1.1", 1000, 8, 0),
         ("gmm32 drop 1 mode", 1000, 8, 0),
-        ("gmm32 euclidean", 5000, 4, 0),  # energy and average distance on large-n methods
-        ("gmm32 cosine", 5000, 4, 0),
-        ("molecule halves", 5000, 4, 0),
+        ("molecule halves", 5000, 4, 0),  # energy and average distance on large-n methods
         ("gauss cov 1.1", 5000, 3, 0),
         ("gmm32 drop 1 mode", 5000, 3, 0),
+        ("gmm32 euclidean", 5000, 4, 0),
+        ("gmm32 cosine", 5000, 4, 0),
     ]
     return jobs
 
