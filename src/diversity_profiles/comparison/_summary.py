@@ -122,16 +122,22 @@ def _finding_lines(res, esc: Text) -> list[str]:
     return finding_intro(float(res.attrs.get("finding_level", 0.95)), without, banded)
 
 
-def _permutation_note(table: _Table, a: str, b: str, esc: Text) -> str | None:
-    """The permutation test's p-values for the pair, when compare was given one."""
+def _tested(table: _Table, a: str, b: str, esc: Text) -> list[tuple[str, float]]:
+    """(family as written, Holm-adjusted p) for each family the permutation test covered
+    on the pair (a, b); empty when the comparison holds no test."""
     if "p_holm" not in table.arrays:
-        return None
+        return []
     row = table.get("p_holm", a, b)
-    tested = [
+    return [
         (_family(f, esc), float(p))
         for f, p in zip(table.families, row, strict=True)
         if np.isfinite(p)
     ]
+
+
+def _permutation_note(table: _Table, a: str, b: str, esc: Text) -> str | None:
+    """The permutation test's p-values for the pair, when compare was given one."""
+    tested = _tested(table, a, b, esc)
     return wording.permutation_note(tested, int(table.res.attrs.get("n_permutations", 0)))
 
 
@@ -144,12 +150,7 @@ def _permutation_lines(table: _Table, labels: list[str], esc: Text) -> list[str]
     pairs = []
     for i, a in enumerate(labels):
         for b in labels[i + 1 :]:
-            row = table.get("p_holm", a, b)
-            tested = [
-                (_family(f, esc), float(p))
-                for f, p in zip(table.families, row, strict=True)
-                if np.isfinite(p)
-            ]
+            tested = _tested(table, a, b, esc)
             if tested:
                 pairs.append((esc(a), esc(b), tested))
     if not pairs:
