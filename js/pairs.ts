@@ -62,13 +62,17 @@ export function ruleContext(spec: ExplorerSpec): RuleContext {
 }
 
 /** Replicate errors of every set on the full grid (centring is pointwise: slice later).
- *  Multiplier draws need no rescaling (scale 1, growth cap 1); half-sample replicates are
- *  scaled by subsample_size, and without it they give no errors (as in compare). */
+ *  Multiplier draws need no rescaling (scale 1, growth cap 1); subsample replicates are
+ *  scaled by the family's own subsample_size (the condition's for older payloads), and
+ *  without it they give no errors (as in compare). */
 export function centredOf(fam: FamilySpec, curves: Curve[], ctx: RuleContext): Float64Array[][] | null {
   if (curves.some((c) => !c.boot)) return null;
   const multiplier = fam.replicate_kind === "multiplier";
-  const scales = multiplier ? curves.map(() => 1) : ctx.scales;
-  const caps = multiplier ? curves.map(() => 1) : ctx.caps;
+  const own = fam.subsample_size;
+  const scales = multiplier ? curves.map(() => 1)
+    : own ? own.map((m, k) => subsampleScale(ctx.n[k], m)) : ctx.scales;
+  const caps = multiplier ? curves.map(() => 1)
+    : own ? own.map((m, k) => ctx.n[k] / m) : ctx.caps;
   if (!scales || !caps || !scales.every(Number.isFinite)) return null;
   return curves.map((c, k) => centredReplicates(c.boot!, c.values, scales[k], caps[k]));
 }
@@ -117,7 +121,8 @@ export function comparePairs(fam: FamilySpec, grid: Float64Array, curves: Curve[
         reading = marginVerdict(theta, va, vb, s, m, axis, fam.step, rule.minShare, unit);
         plain = verdictOf(s);
       }
-      // Large-n values: the sampling band widens by each value's bracket (step 8).
+      // Bracketed values (large-n, Circles past its exact solver): the band widens by
+      // each bracket (step 8).
       const [below, above] = ba && bb
         ? bracketReach(va, vb, [cut(ba[0]), cut(ba[1])], [cut(bb[0]), cut(bb[1])])
         : [new Float64Array(va.length), new Float64Array(va.length)];

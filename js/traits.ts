@@ -66,6 +66,8 @@ export interface FamilySpec {
   bounds_upper?: number | null;
   /** what the replicates are (the <family>_boot variable's kind): multiplier draws need no rescaling, half-sample replicates are scaled by subsample_size (verdict.ts, step 6) */
   replicate_kind?: "multiplier" | "half-sample" | null;
+  /** m of this family's subsample replicates per set (half-samples, or a large-n family's subsamples); null for multiplier draws or without replicates */
+  subsample_size?: number[] | null;
   /** step 8's family-wise z over the full grid, from dp.compare (finding_z_<family>); null without replicates */
   finding_z?: number | null;
   /** what the family's uncertainty is, or why it has none (compare's uncertainty_<family>) */

@@ -124,7 +124,7 @@ export function ruleLines(margins: [string, number, string][], minShare: number,
       methods.get(method)!.push(name);
     }
     const kinds = [...methods].map(([method, names]) => `${method}: ${names.join(", ")}`).join("; ");
-    lines.push(`Large-n values (${kinds}): a verdict there holds only where the bounds ` +
+    lines.push(`Values known within bounds (${kinds}): a verdict there holds only where the bounds ` +
       "separate; elsewhere it says the bounds overlap.");
   }
   return lines;

@@ -123,7 +123,7 @@ def test_summary_names_the_overlap_and_the_methods():
     a, b = AHEAD
     text = summary(dp.compare(_tree(a, b, half_width=0.8)))
     assert "A vs B: bounds overlap in magnitude" in text
-    assert "Large-n values (estimate ± error: magnitude)" in text
+    assert "Values known within bounds (estimate ± error: magnitude)" in text
     assert "A ≻ B" not in text
     text = summary(dp.compare(_tree(a, b, half_width=0.3)))
     assert "A ≻ B on every family" in text
@@ -267,7 +267,7 @@ def test_large_tree_in_the_explorer_and_the_report(large_tree, tmp_path):
         # detail (folded) says it pair by pair.
         shown = page.locator(".dp-summary").inner_text()
         assert "Vendi score (bounds overlap)" in shown, shown
-        assert "Large-n values (estimate ± error: Vendi score" in shown
+        assert "Values known within bounds (estimate ± error: Vendi score" in shown
         assert "bounds overlap in Vendi score" in "\n".join(view_summary_lines(page))
         # Narrow Circles' domain from the keyboard: the view recomputes with the bounds.
         lower = page.locator("section[data-family=circles] input[type=range]").first

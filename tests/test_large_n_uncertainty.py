@@ -59,12 +59,12 @@ def test_large_n_vendi_subsample_spread_matches_the_exact_influences(pair):
         "subsample replicates (30, exact method on 750 samples)"
     )
     assert large["vendi_boot"].attrs["kind"] == "subsample"
-    assert large["subsample_size"].values.tolist() == [750, 750]
+    assert large["large_subsample_size"].values.tolist() == [750, 750]
     # The replicates' spread, centred and scaled to n like compare does (sqrt(m/(n-m)) g).
     m, n = 750, N
     reps = large["vendi_boot"]
-    g = (large["vendi"] / reps.mean("boot")).clip(1, n / m)
-    sd_large = np.sqrt(m / (n - m)) * g * reps.std("boot")
+    g = (large["vendi"] / reps.mean("subsample")).clip(1, n / m)
+    sd_large = np.sqrt(m / (n - m)) * g * reps.std("subsample")
     ratio = sd_large / exact["vendi_boot"].std("draw")
     assert np.all((ratio.values > 0.5) & (ratio.values < 2.0)), ratio.values
     # The bands hold the estimate, and compare reads them: a finding or "not distinguishable".

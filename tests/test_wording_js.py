@@ -271,7 +271,9 @@ def test_the_browser_words_verdicts_like_summary_py(compiled, tmp_path):
         assert any(said in line and "elsewhere" in line for line in blocks), said
     assert any("average_distance: " in line and "(noise ±" in line for line in blocks)
     assert any(
-        line.startswith("Large-n values") for case in cases for line in expected(case)["rules"]
+        line.startswith("Values known within bounds")
+        for case in cases
+        for line in expected(case)["rules"]
     )
 
 

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core import check_real, one_of, progress
-from ..pipeline import FAMILIES, brackets, centred_replicates, subsample_scale
+from ..pipeline import (
+    FAMILIES,
+    brackets,
+    centred_replicates,
+    replicate_sizes,
+    subsample_scale,
+)
 from ..pipeline import curves as family_curves
 from . import _verdict as rule
 from . import _wording as wording
@@ -79,18 +85,25 @@ def _narrow(family: str, grid: np.ndarray, domain, path: str) -> tuple[np.ndarra
     return keep, f"[{lo:g}, {hi:g}] (narrowed)"
 
 
-def _sizes(ds, S: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per set: the n the estimates stand for (``common_n`` if used), and the scale and
-    growth cap n/m of its replicates (verdict.py step 6; NaN without replicates)."""
+def _sizes(ds, S: int) -> np.ndarray:
+    """Per set: the n the estimates stand for (``common_n`` if used)."""
     n = np.asarray(ds["n_samples"].values, float) if "n_samples" in ds else np.full(S, np.nan)
     if "common_n" in ds.attrs:
         n = np.full(S, float(ds.attrs["common_n"]))
-    scales, caps = np.full(S, np.nan), np.full(S, np.nan)
-    if "subsample_size" in ds:
-        m = np.asarray(ds["subsample_size"].values, float)
-        scales = np.array([subsample_scale(int(a), int(b)) for a, b in zip(n, m, strict=True)])
-        caps = n / m
-    return n, scales, caps
+    return n
+
+
+def _replicate_scales(ds, family: str, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per set: the scale and growth cap n/m of ``family``'s replicates (verdict.py step 6):
+    1 for multiplier draws, NaN for subsamples without a stored size m."""
+    boot = ds.get(f"{family}_boot")
+    if boot is not None and boot.attrs.get("kind") == "multiplier":
+        return np.ones(n.size), np.ones(n.size)
+    m = replicate_sizes(ds, family)
+    if m is None:
+        return np.full(n.size, np.nan), np.full(n.size, np.nan)
+    scales = np.array([subsample_scale(int(a), int(b)) for a, b in zip(n, m, strict=True)])
+    return scales, n / m
 
 
 def _has_spread(boot: np.ndarray | None) -> bool:
@@ -163,7 +176,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
     attrs = {k: v for k, v in ds.attrs.items()}
     attrs.update(rtol=rtol, atol=atol, min_share=min_share, band=opts["band"])
     attrs.update(finding_level=ci, finding_families=n_banded)
-    sizes, scales, caps = _sizes(ds, S)
+    sizes = _sizes(ds, S)
     for f, fam in enumerate(fams):
         got = curves[fam]
         family = got.family
@@ -182,10 +195,7 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
         if bounds is not None:
             bounds = (bounds[0][:, keep], bounds[1][:, keep])
         centred = None
-        multiplier = (
-            ds[f"{fam}_boot"].attrs.get("kind") == "multiplier" if got.boot is not None else False
-        )
-        fam_scales, fam_caps = (np.ones(S), np.ones(S)) if multiplier else (scales, caps)
+        fam_scales, fam_caps = _replicate_scales(ds, fam, sizes)
         varies = _has_spread(got.boot)
         if got.boot is not None and np.isfinite(fam_scales).all():
             raw = got.boot[..., keep]
@@ -256,8 +266,8 @@ def _compare_condition(ds, path: str, domains: Mapping, opts: dict):
                         atol,
                     )
                 minor[:, i, j, f] = lead, share
-                # Large-n values: the sampling band widens by each value's bracket
-                # (verdict.py step 8), so a finding holds for the bounds' worst case.
+                # Bracketed values (large-n, Circles past its exact solver): the band widens
+                # by each bracket (verdict.py step 8): a finding holds for the worst case.
                 below, above = (
                     (0.0, 0.0)
                     if bounds is None

@@ -100,7 +100,7 @@ def rule_lines(
             methods.setdefault(method, []).append(name)
         kinds = "; ".join(f"{method}: {', '.join(names)}" for method, names in methods.items())
         lines.append(
-            f"Large-n values ({kinds}): a verdict there holds only where the bounds "
+            f"Values known within bounds ({kinds}): a verdict there holds only where the bounds "
             "separate; elsewhere it says the bounds overlap."
         )
     return lines

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..comparison import MIN_SHARE, bounds_of, compare
-from ..pipeline import curves
+from ..pipeline import curves, replicate_sizes
 from ._explain_view import explanation_payload
 
 if TYPE_CHECKING:
@@ -227,10 +227,12 @@ def pack_condition(
         # findings for the domain the user narrows to, by the rule of compare (verdict.py,
         # steps 6 and 8). They are the payload's bulk (multiplier draws: 200 per set and
         # grid point); nothing derived from them (sds, z per point) is sent besides.
-        kind = None
+        kind, sizes_m = None, None
         if got.boot is not None:  # compare reads every kind but "multiplier" as half-sample
             multiplier = ds[f"{fam.name}_boot"].attrs.get("kind") == "multiplier"
             kind = "multiplier" if multiplier else "half-sample"
+            m = replicate_sizes(ds, fam.name)
+            sizes_m = None if m is None else [int(v) for v in m]
         default_uncertainty = "none" if got.boot is None else "replicates"
         families.append(
             {
@@ -248,6 +250,7 @@ def pack_condition(
                 "boot": None if got.boot is None else put(got.boot),
                 "n_boot": 0 if got.boot is None else int(got.boot.shape[1]),
                 "replicate_kind": kind,
+                "subsample_size": sizes_m,
                 "finding_z": _finite_or_none(told.get(f"finding_z_{fam.name}")),
                 "uncertainty": str(
                     told.get(

@@ -11,6 +11,7 @@ from ._layout import (
     comparison_paths,
     conditions_of,
     curves,
+    replicate_sizes,
     stored_permutation_tests,
     tidy,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "plan_methods",
     "prepare_sets",
     "rank_p_value",
+    "replicate_sizes",
     "resolve_families",
     "stored_permutation_tests",
     "studentised_sup",

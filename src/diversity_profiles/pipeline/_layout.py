@@ -74,6 +74,28 @@ def band_kind(ds: xr.Dataset, family: str) -> str | None:
     return None
 
 
+#: Per kind of stored replicate (the ``<family>_boot`` variable's ``kind``), the variable
+#: holding each set's replicate size m. Large-n subsamples have their own: one condition
+#: may hold both kinds (Vendi on its large-n method beside Circles' half-samples).
+REPLICATE_SIZES = {"half-sample": "subsample_size", "subsample": "large_subsample_size"}
+
+
+def replicate_sizes(ds: xr.Dataset, family: str) -> np.ndarray | None:
+    """Each set's replicate size m of ``family``'s subsample replicates (float, shaped by
+    set), which scale their spread to n (verdict rule, step 6); None for multiplier draws
+    (no rescaling) or without replicates. A tree written before the large-n subsamples had
+    their own sizes keeps them in ``subsample_size``."""
+    boot = ds.get(f"{family}_boot")
+    if boot is None:
+        return None
+    kind = boot.attrs.get("kind", "half-sample")
+    if kind == "multiplier":
+        return None
+    name = REPLICATE_SIZES.get(kind, "subsample_size")
+    name = name if name in ds else "subsample_size"
+    return np.asarray(ds[name].values, dtype=np.float64) if name in ds else None
+
+
 def brackets(ds: xr.Dataset, family: str) -> tuple[np.ndarray, np.ndarray] | None:
     """The stored (lower, upper) bracket of each of ``family``'s values, as float64 arrays
     shaped like them: the registry's ``bounds`` variables, else ``<family>_lower``/

@@ -235,7 +235,8 @@ def _store_large_subsamples(
     cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars, repeats, show
 ):
     """Replicates of large-n ``fams`` by their exact methods on subsets of m samples:
-    bands scaled to each set's n, and the sizes m (which compare reads for the scale)."""
+    bands scaled to each set's n, and the sizes m (``large_subsample_size``, which compare
+    reads for the scale, :func:`~diversity_profiles.pipeline.replicate_sizes`)."""
     from . import _resampling as resampling
 
     reps = resampling.large_subsamples(cond, plan, fams, repeats, unc.seed, show=show)
@@ -244,10 +245,13 @@ def _store_large_subsamples(
     scales = np.array(
         [resampling.subsample_scale(int(n), int(k)) for n, k in zip(full, m, strict=True)]
     )
-    data_vars["subsample_size"] = (
+    data_vars["large_subsample_size"] = (
         ("set",),
         m,
-        {"role": "replicate size m", "scale": "sqrt(m / (n - m)), n = n_samples"},
+        {
+            "role": "replicate size m of the large-n subsamples",
+            "scale": "sqrt(m / (n - m)), n = n_samples",
+        },
     )
     for var, values in reps.items():
         if var not in estimates:
@@ -261,7 +265,7 @@ def _store_large_subsamples(
 REPLICATE_KINDS = {
     "half-sample": ("boot", HALF_SAMPLE_METHOD),
     "multiplier": ("draw", MULTIPLIER_METHOD),
-    "subsample": ("boot", LARGE_SUBSAMPLE_METHOD),
+    "subsample": ("subsample", LARGE_SUBSAMPLE_METHOD),
 }
 
 
@@ -335,9 +339,14 @@ def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_v
 
 #: The default uncertainty's half-sample replicates (families without an influence: Circles,
 #: richness): AUTO_REPEATS of them for sets of at most AUTO_HALF_SAMPLE_MAX_N samples, none
-#: above. A rule on n, not on a timing, so the same call gives the same tree on any machine;
-#: a Circles replicate costs O(n^2) per threshold (about 0.1 s per set at n = 200).
-AUTO_REPEATS, AUTO_HALF_SAMPLE_MAX_N = 40, 200
+#: above. A rule on n, not on a timing, so the same call gives the same tree on any machine.
+#: The bound is where Circles leaves its exact route for its large-n method (whose bounds
+#: are about these samples only). A replicate is Circles' greedy lower bound on n/2 samples,
+#: O(n^2) per threshold: 0.3 s at n/2 = 2,000 and 40 thresholds; 40 replicates of two sets
+#: of 2,000 (384-d, cosine) took the default profile from 16 s to 28 s (plain 14 s), of two
+#: of 4,000 to 88 s (plain 34 s), benchmarks/uncertainty_cost.py.
+AUTO_REPEATS = 40
+AUTO_HALF_SAMPLE_MAX_N = FAMILIES["circles"].cost.auto_exact_max_n or 4000
 #: ...and none for a set so small that its half-samples hold one or two points.
 AUTO_HALF_SAMPLE_MIN_N = 6
 
