@@ -257,3 +257,25 @@ def test_errors_name_the_argument(kwargs, error, match):
     D, tau = args.pop("D"), args.pop("tau")
     with pytest.raises(error, match=match):
         circles(D, tau, **args)
+
+
+def test_threshold_components_and_degrees_match_scipy_and_networkx():
+    """graph_at's components (pointer jumping on the single-linkage merges) are fcluster's
+    partition at every threshold, and its degrees are the graph's (column_counts)."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    from diversity_profiles.families._circles import column_counts, graph_at
+
+    rng = np.random.default_rng(3)
+    X = np.round(rng.standard_normal((120, 3)), 1)  # ties: equal distances and merges
+    D = cdist(X, X)
+    Z = linkage(squareform(D, checks=False), method="single")
+    at = graph_at(D)
+    for tau in [0.0, *np.quantile(D[np.triu_indices(120, 1)], np.linspace(0, 1, 25))]:
+        A, lab, ncomp, _ = at(tau)
+        ref = fcluster(Z, tau, criterion="distance")
+        assert ncomp == len(set(ref.tolist()))
+        assert len(set(zip(ref.tolist(), lab.tolist(), strict=True))) == ncomp  # same partition
+        G = nx.from_numpy_array(A.astype(int))
+        assert column_counts(A).tolist() == [d for _, d in sorted(G.degree())]

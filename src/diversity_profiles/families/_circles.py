@@ -45,16 +45,30 @@ def _adjacency(D: np.ndarray, tau: float) -> np.ndarray:
     return A
 
 
+def column_counts(A: np.ndarray) -> np.ndarray:
+    """True entries per column of a boolean matrix (per row, for a symmetric adjacency).
+
+    About 5x faster than ``np.count_nonzero(A, axis=0)`` (which widens every entry to
+    intp): the bytes are summed as uint8 into int16 while no column can exceed it.
+
+    >>> column_counts(np.array([[True, False], [True, True]])).tolist()
+    [2, 1]
+    """
+    dtype = np.int16 if A.shape[0] < 2**15 else np.int64
+    return A.view(np.uint8).sum(axis=0, dtype=dtype)
+
+
 def min_degree_greedy(A: np.ndarray, rank: np.ndarray) -> np.ndarray:
     """Maximal independent set by repeatedly taking a vertex of minimum residual degree.
 
     Ties go to the lowest ``rank`` (a seeded permutation), so the result is deterministic.
+    ``A`` is a symmetric adjacency without loops.
     """
     k = len(A)
     chosen = np.zeros(k, dtype=bool)
     # key = residual degree * k + rank orders candidates; taken or removed vertices get
     # key >= gone, far above any live key even after later degree decrements.
-    key = np.count_nonzero(A, axis=1).astype(np.int64) * k + rank
+    key = column_counts(A).astype(np.int64) * k + rank
     gone = np.int64(2**62)
     while True:
         v = key.argmin()
@@ -70,7 +84,7 @@ def min_degree_greedy(A: np.ndarray, rank: np.ndarray) -> np.ndarray:
         removed[v] = True
         chosen[v] = True
         key[removed] = gone
-        key -= np.count_nonzero(A[removed], axis=0) * k
+        key -= column_counts(A[removed]).astype(np.int64) * k
 
 
 def dsatur_clique_cover(A: np.ndarray, rank: np.ndarray) -> np.ndarray:
@@ -86,7 +100,7 @@ def dsatur_clique_cover(A: np.ndarray, rank: np.ndarray) -> np.ndarray:
     blocked = np.zeros((k, k), dtype=bool)
     # DSATUR order: most blocked cliques first (the integer part), then fewest G-neighbours,
     # then seeded rank (the fraction). A float key lets one cheap add bump saturation.
-    key = (np.count_nonzero(H, axis=1) * k + (k - 1 - rank)) / (k * k + k)
+    key = (column_counts(H).astype(np.int64) * k + (k - 1 - rank)) / (k * k + k)
     label = np.empty(k, dtype=np.int64)
     ncol = 0
     for _ in range(k):
@@ -105,18 +119,35 @@ def dsatur_clique_cover(A: np.ndarray, rank: np.ndarray) -> np.ndarray:
 
 def graph_at(D: np.ndarray) -> Callable[[float], tuple]:
     """Return ``at(τ) -> (A, component labels, component count, non-clique components)``."""
-    from scipy.cluster.hierarchy import fcluster, linkage  # lazy: slow to import
+    from scipy.cluster.hierarchy import linkage  # lazy: slow to import
     from scipy.spatial.distance import squareform
 
     # Single-linkage merges at height <= τ are exactly the components of G_τ: one
-    # O(n²) linkage serves every threshold.
+    # O(n²) linkage serves every threshold. Its heights never decrease, so the merges
+    # up to τ are a prefix; each points its two children at the merged node, and pointer
+    # jumping finds every sample's root in log(depth) vectorised steps (fcluster, which
+    # validates the whole linkage at every call, took a third of a replicate's sweep).
+    n = D.shape[0]
     Z = linkage(squareform(D, checks=False), method="single")
+    heights, children = Z[:, 2], Z[:, :2].astype(np.int64)
+    merged = n + np.arange(n - 1, dtype=np.int64)
+
+    def components(tau: float) -> np.ndarray:
+        r = int(np.searchsorted(heights, tau, side="right"))
+        parent = np.arange(2 * n - 1, dtype=np.int64)
+        parent[children[:r, 0]] = merged[:r]
+        parent[children[:r, 1]] = merged[:r]
+        while True:
+            up = parent[parent]
+            if np.array_equal(up, parent):
+                return np.unique(parent[:n], return_inverse=True)[1].ravel()
+            parent = up
 
     def at(tau):
         A = _adjacency(D, tau)
-        lab = fcluster(Z, tau, criterion="distance") - 1
+        lab = components(tau)
         size = np.bincount(lab)
-        deg = np.count_nonzero(A, axis=1)
+        deg = column_counts(A)  # A is symmetric: its column counts are the degrees
         hard = np.bincount(lab, weights=deg != size[lab] - 1, minlength=len(size)) > 0
         return A, lab, len(size), hard
 

@@ -393,14 +393,18 @@ def magnitude_jackknife(D: np.ndarray, ts: np.ndarray) -> np.ndarray:
         with np.errstate(under="ignore"):
             Z = np.exp(-t * D)
         anorm = float(np.abs(Z).sum(axis=1).max())
-        chol, info = lapack.dpotrf(Z, lower=1, clean=0, overwrite_a=1)
+        chol, info = lapack.dpotrf(Z, lower=1, clean=1, overwrite_a=1)
         if info != 0 or lapack.dpocon(chol, anorm, uplo="L")[0] <= 1e3 * _EPS:
             continue
-        inv, info = lapack.dpotri(chol, lower=1, overwrite_c=1)
+        # A = L^-T L^-1, so A_ii is the squared norm of column i of L^-1: a triangular
+        # inverse (n³/3 flops) instead of the whole inverse (2n³/3), and w by two solves.
+        w, info = lapack.dpotrs(chol, np.ones(n), lower=1)
         if info != 0:
             continue
-        A = np.tril(inv) + np.tril(inv, -1).T
-        w = A.sum(axis=1)
-        loo = w.sum() - w**2 / np.diag(A)
+        inv_l, info = lapack.dtrtri(chol, lower=1, overwrite_c=1)
+        if info != 0:
+            continue
+        diag = np.einsum("ij,ij->j", inv_l, inv_l)
+        loo = w.sum() - w**2 / diag
         out[:, k] = np.sqrt(n * (n - 1.0)) * (loo.mean() - loo)
     return out
