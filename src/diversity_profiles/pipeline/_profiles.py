@@ -340,11 +340,12 @@ def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_v
 #: The default uncertainty's half-sample replicates (families without an influence: Circles,
 #: richness): AUTO_REPEATS of them for sets of at most AUTO_HALF_SAMPLE_MAX_N samples, none
 #: above. A rule on n, not on a timing, so the same call gives the same tree on any machine.
-#: The bound is where Circles leaves its exact route for its large-n method (whose bounds
-#: are about these samples only). A replicate is Circles' greedy lower bound on n/2 samples,
-#: O(n^2) per threshold: 0.3 s at n/2 = 2,000 and 40 thresholds; 40 replicates of two sets
-#: of 2,000 (384-d, cosine) took the default profile from 16 s to 28 s (plain 14 s), of two
-#: of 4,000 to 88 s (plain 34 s), benchmarks/uncertainty_cost.py.
+#: The bound is where method="auto" moves Circles to its large-n method on the distances
+#: where that is tight (whose bounds are about these samples only); on the others (Tanimoto)
+#: Circles stays on its greedy bounds up to 2.5 times that, without bands. A replicate is
+#: Circles' greedy lower bound on n/2 samples, O(n^2) per threshold (0.07 s at n/2 = 1,000
+#: and 85 thresholds): the default profile of two sets of 2,000 (384-d, cosine) took 17.8 s,
+#: the plain one 6.7 s; of two of 4,000, 50.0 s and 28.3 s (benchmarks/uncertainty_cost.py).
 AUTO_REPEATS = 40
 AUTO_HALF_SAMPLE_MAX_N = FAMILIES["circles"].cost.auto_exact_max_n or 4000
 #: ...and none for a set so small that its half-samples hold one or two points.
