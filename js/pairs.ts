@@ -49,13 +49,19 @@ export interface RuleContext {
   n: number[]; scales: number[] | null; caps: number[] | null; ci: number; minShare: number;
 }
 
+/** Per set, the rate correction sqrt(m/(n-m)) and growth cap n/m of replicates of size m. */
+function replicateScales(n: number[], m: number[]): { scales: number[]; caps: number[] } {
+  return { scales: m.map((size, k) => subsampleScale(n[k], size)), caps: m.map((size, k) => n[k] / size) };
+}
+
 export function ruleContext(spec: ExplorerSpec): RuleContext {
   const n = (spec.n_samples ?? spec.sets.map(() => null)).map((x) => x ?? NaN);
   const m = spec.subsample_size;
+  const sized = m ? replicateScales(n, m) : null;
   return {
     n,
-    scales: m ? m.map((size, k) => subsampleScale(n[k], size)) : null,
-    caps: m ? m.map((size, k) => n[k] / size) : null,
+    scales: sized ? sized.scales : null,
+    caps: sized ? sized.caps : null,
     ci: spec.ci ?? 0.95,
     minShare: spec.min_share ?? MIN_SHARE,
   };
@@ -68,11 +74,9 @@ export function ruleContext(spec: ExplorerSpec): RuleContext {
 export function centredOf(fam: FamilySpec, curves: Curve[], ctx: RuleContext): Float64Array[][] | null {
   if (curves.some((c) => !c.boot)) return null;
   const multiplier = fam.replicate_kind === "multiplier";
-  const own = fam.subsample_size;
-  const scales = multiplier ? curves.map(() => 1)
-    : own ? own.map((m, k) => subsampleScale(ctx.n[k], m)) : ctx.scales;
-  const caps = multiplier ? curves.map(() => 1)
-    : own ? own.map((m, k) => ctx.n[k] / m) : ctx.caps;
+  const own = fam.subsample_size ? replicateScales(ctx.n, fam.subsample_size) : null;
+  const scales = multiplier ? curves.map(() => 1) : own ? own.scales : ctx.scales;
+  const caps = multiplier ? curves.map(() => 1) : own ? own.caps : ctx.caps;
   if (!scales || !caps || !scales.every(Number.isFinite)) return null;
   return curves.map((c, k) => centredReplicates(c.boot!, c.values, scales[k], caps[k]));
 }

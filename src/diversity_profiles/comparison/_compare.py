@@ -99,7 +99,7 @@ def _replicate_scales(ds, family: str, n: np.ndarray) -> tuple[np.ndarray, np.nd
     boot = ds.get(f"{family}_boot")
     if boot is not None and boot.attrs.get("kind") == "multiplier":
         return np.ones(n.size), np.ones(n.size)
-    m = replicate_sizes(ds, family)
+    m = replicate_sizes(ds, family)  # None: no replicates, or no stored size
     if m is None:
         return np.full(n.size, np.nan), np.full(n.size, np.nan)
     scales = np.array([subsample_scale(int(a), int(b)) for a, b in zip(n, m, strict=True)])
