@@ -123,7 +123,7 @@ class _Solver:
         # The transposes are Fortran-ordered, so LAPACK factorises them in place (D, hence
         # buf, is symmetric; every routine reads the same, lower, triangle of buf.T).
         self.work, self.work32 = self.buf.T, self.buf32.T
-        self.ones = np.ones(n)
+        self.ones = np.ones(D.shape[0])
         self.lwork = max(int(self.lapack.dsysv_lwork(n, lower=1)[0]), 1)
         self.mean = self.nearest = self.dmax = 0.0
         if n > 1:
@@ -365,46 +365,116 @@ def magnitude_scale_range(
     return (_find_scale(solve, bound, low, n) / unit, _find_scale(solve, bound, high, n) / unit)
 
 
-def magnitude_jackknife(D: np.ndarray, ts: np.ndarray) -> np.ndarray:
+#: The float32 factorisation serves the jackknife where LAPACK's estimate of its reciprocal
+#: condition number is at least this: the diagonal of Z_t^-1 and the weights are then off by
+#: at most about cond(Z_t)·6e-8 ≤ 6e-3 relative (measured: ≤ 6e-4 at a reciprocal condition
+#: of 3e-7, on mixtures and cosine embeddings at n = 4,000; the standard errors agreed with
+#: float64 to 1e-4). Below it the scale is factorised in float64.
+JACKKNIFE_FLOAT32_RCOND = 1e-5
+
+
+def magnitude_jackknife(
+    D: np.ndarray, ts: np.ndarray, *, precision: str = "float64", show: bool | None = False
+) -> np.ndarray:
     """Jackknife influences of every sample on the magnitude at each scale: n × len(ts).
 
     With ``A = Z_t^-1`` and weights ``w = A 1``, leaving sample i out gives exactly
     ``Mag_-i = Mag - w_i^2 / A_ii`` (the inverse of a principal submatrix by its Schur
-    complement), so the n leave-one-out values cost one inverse. The influences
-    ``sqrt(n (n - 1)) (mean - Mag_-i)`` have ``sum h^2 / n^2`` equal to the jackknife
-    variance, which over-estimates the variance of a symmetric statistic on average
-    (Efron & Stein 1981): magnitude grows with n, so it is not a smooth mean and the
-    delta method does not apply, but this bound does. NaN at a scale whose Z_t is not
-    positive definite to working precision (a duplicate point, or t below where
-    float64 resolves Z_t).
+    complement), so the n leave-one-out values cost one Cholesky factor and its triangular
+    inverse (n³/3 flops each). The influences ``sqrt(n (n - 1)) (mean - Mag_-i)`` have
+    ``sum h^2 / n^2`` equal to the jackknife variance, which over-estimates the variance
+    of a symmetric statistic on average (Efron & Stein 1981): magnitude grows with n, so
+    it is not a smooth mean and the delta method does not apply, but this bound does.
+
+    ``precision="auto"`` factorises each scale in float32 where that is accurate enough for
+    a standard error (``JACKKNIFE_FLOAT32_RCOND``; half the time and memory: 4 s instead of
+    9 s at n = 10,000 on two cores), else in float64; ``"float64"`` always in float64
+    (influences to ~1e-10, for sets small enough that the saving does not matter). NaN at
+    a scale whose Z_t is not positive definite to working precision (a duplicate point, or
+    t below where float64 resolves Z_t). ``show``: a progress bar (None: when the scales
+    are slow enough to need one).
 
     >>> D = np.array([[0.0, 1.0], [1.0, 0.0]])
     >>> magnitude_jackknife(D, np.array([1.0])).ravel().tolist()  # Mag_-i = 1 for both
     [0.0, 0.0]
     """
-    from scipy.linalg import lapack
+    from ..core import timed_progress
 
     D = np.asarray(D, dtype=np.float64)
     n = D.shape[0]
-    out = np.full((n, np.size(ts)), np.nan)
+    ts = np.asarray(ts, dtype=np.float64).reshape(-1)
+    out = np.full((n, ts.size), np.nan)
     if n < 2:
         return out
-    for k, t in enumerate(np.asarray(ts, dtype=np.float64)):
+    solve = _Jackknife(D)
+    scales = timed_progress(
+        range(ts.size), total=ts.size, desc="magnitude jackknife", enabled=show, unit="scale"
+    )
+    for k in scales:
+        got = solve.float32(float(ts[k])) if precision == "auto" else None
+        if got is None:
+            got = solve.float64(float(ts[k]))
+        if got is None:
+            continue
+        w, diag = got
+        drop = w**2 / diag  # Mag - Mag_-i
+        out[:, k] = np.sqrt(n * (n - 1.0)) * (drop - drop.mean())
+    return out
+
+
+class _Jackknife:
+    """The weights and the diagonal of Z_t^-1 at one scale after another, from one D
+    (its float32 copy and one float32 work matrix held across scales)."""
+
+    def __init__(self, D: np.ndarray):
+        from scipy.linalg import lapack  # scipy loads on first use, not on import
+
+        self.lapack, self.D = lapack, D
+        self._float32: tuple[np.ndarray, np.ndarray] | None = None  # D and a work matrix
+        self.dmax = float(D.max())
+        self.ones = np.ones(D.shape[0])
+
+    def float32(self, t: float) -> tuple[np.ndarray, np.ndarray] | None:
+        if self._float32 is None:  # formed on first use
+            self._float32 = (self.D.astype(np.float32), np.empty(self.D.shape, np.float32))
+        lapack, (D32, buf) = self.lapack, self._float32
         with np.errstate(under="ignore"):
-            Z = np.exp(-t * D)
+            np.multiply(D32, np.float32(-t), out=buf)
+            np.exp(buf, out=buf)
+        if t * self.dmax > -math.log(_FLOOR32):
+            np.maximum(buf, _FLOOR32, out=buf)  # subnormal entries slow the factorisation
+        anorm = float(buf.sum(axis=1, dtype=np.float64).max())  # entries are positive
+        # buf is symmetric: its transpose is the Fortran-ordered matrix LAPACK factorises
+        # in place, reading the same lower triangle.
+        chol, info = lapack.spotrf(buf.T, lower=1, clean=1, overwrite_a=1)
+        if info != 0 or lapack.spocon(chol, anorm, uplo="L")[0] < JACKKNIFE_FLOAT32_RCOND:
+            return None
+        w, info = lapack.spotrs(chol, self.ones.astype(np.float32), lower=1)
+        if info != 0:
+            return None
+        inv_l, info = lapack.strtri(chol, lower=1, overwrite_c=1)
+        if info != 0:
+            return None
+        # A = L^-T L^-1, so A_ii is the squared norm of column i of L^-1 (lower
+        # triangular: rows from i on), summed in float64 a block of columns at a time.
+        diag = np.empty(inv_l.shape[0])
+        for j in range(0, diag.size, 512):
+            block = inv_l[j:, j : j + 512].astype(np.float64)
+            diag[j : j + 512] = np.einsum("ij,ij->j", block, block)
+        return w.astype(np.float64), diag
+
+    def float64(self, t: float) -> tuple[np.ndarray, np.ndarray] | None:
+        lapack = self.lapack
+        with np.errstate(under="ignore"):
+            Z = np.exp(-t * self.D)
         anorm = float(np.abs(Z).sum(axis=1).max())
         chol, info = lapack.dpotrf(Z, lower=1, clean=1, overwrite_a=1)
         if info != 0 or lapack.dpocon(chol, anorm, uplo="L")[0] <= 1e3 * _EPS:
-            continue
-        # A = L^-T L^-1, so A_ii is the squared norm of column i of L^-1: a triangular
-        # inverse (n³/3 flops) instead of the whole inverse (2n³/3), and w by two solves.
-        w, info = lapack.dpotrs(chol, np.ones(n), lower=1)
+            return None
+        w, info = lapack.dpotrs(chol, self.ones, lower=1)
         if info != 0:
-            continue
+            return None
         inv_l, info = lapack.dtrtri(chol, lower=1, overwrite_c=1)
         if info != 0:
-            continue
-        diag = np.einsum("ij,ij->j", inv_l, inv_l)
-        loo = w.sum() - w**2 / diag
-        out[:, k] = np.sqrt(n * (n - 1.0)) * (loo.mean() - loo)
-    return out
+            return None
+        return w, np.einsum("ij,ij->j", inv_l, inv_l)

@@ -430,11 +430,28 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
         )  # fmt: skip
     for f in fams:
         if f.name not in per_fam and f.bootstrapped:
-            per_fam[f.name] = "none: large-n method; its bounds are about this sample only"
+            per_fam[f.name] = _no_large_uncertainty(f, max(item.n for item in cond.sets))
     if covered and "ci_method" not in notes:
         notes["ci_method"] = resampling.MULTIPLIER_METHOD
     notes.update({f"uncertainty_{name}": how for name, how in per_fam.items()})
     return notes
+
+
+def _no_large_uncertainty(fam, n: int) -> str:
+    """Why a family on its large-n method got no sampling uncertainty (the node's
+    ``uncertainty_<family>``), for the largest set's n."""
+    cap = fam.influence_max_n_large
+    if cap is None:
+        return "none: large-n method; its bounds are about this sample only"
+    why = (
+        f"it runs up to {cap:,} samples per set"
+        if n > cap
+        else "the sets are held on a device or cluster, or it would not fit in memory"
+    )
+    return (
+        f"none: large-n method, and no exact jackknife ({why}; an n³ factorisation per "
+        f"scale); its bounds are about this sample only"
+    )
 
 
 def _is_int(value) -> bool:

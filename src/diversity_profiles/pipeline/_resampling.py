@@ -355,13 +355,14 @@ def influences(
         exact = replace(plan, routes={**plan.routes, fam.name: "exact"})
         per_set = []
         for k, item in enumerate(cond.sets):
-            got = fam.influence(cond, plan, item, grid)
+            own = {var: np.asarray(v)[k] for var, v in (estimates or {}).items()}
+            got = fam.influence(cond, plan, item, grid, own)
             large = fam.influence_from_subset and plan.large(fam.name)
             if not got and large and item.weights is None and item.n >= 3:
                 if k not in subsets:
                     subsets[k] = influence_subset(cond, item)
                 idx, sub = subsets[k]
-                raw = fam.influence(cond, exact, sub, grid)
+                raw = fam.influence(cond, exact, sub, grid, {})
                 got = {var: _scaled_to_n(h, idx, item.n) for var, h in raw.items()}
                 if got and idx.size < item.n:  # a smaller set's subset is the whole set
                     how[fam.name] = SUBSET_METHOD.format(m=INFLUENCE_SUBSET)
