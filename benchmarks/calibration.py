@@ -251,6 +251,12 @@ def plan(quick: bool, permutations: int = 0) -> list[tuple[str, int, int, int]]:
         ("digits 10 vs 9", 800, 8, 0),
         ("gauss cov 1.1", 1000, 8, 0),
         ("gmm32 drop 1 mode", 1000, 8, 0),
+        # magnitude on its large-n method, with the exact jackknife's bands (--families
+        # magnitude runs these alone, in minutes)
+        ("gmm32 euclidean", 3000, 20, 0),
+        ("gmm32 cosine", 3000, 20, 0),
+        ("gauss cov 1.1", 3000, 8, 0),
+        ("gmm32 drop 1 mode", 3000, 8, 0),
         ("molecule halves", 5000, 4, 0),  # energy and average distance on large-n methods
         ("gauss cov 1.1", 5000, 3, 0),
         ("gmm32 drop 1 mode", 5000, 3, 0),
@@ -315,13 +321,20 @@ def main() -> None:
     )
     parser.add_argument("--reps-cap", type=int, default=0, help="at most this many repetitions")
     parser.add_argument(
+        "--families",
+        default="",
+        help="profile only these families (comma-separated), into a file of their own",
+    )
+    parser.add_argument(
         "--missing",
         action="store_true",
         help="run only the jobs the file does not hold with as many repetitions, keeping the rest",
     )
     args = parser.parse_args()
-    global N_POINTS
+    global N_POINTS, FAMILIES
     N_POINTS = args.n_points if args.n_points == "auto" else int(args.n_points)
+    if args.families:
+        FAMILIES = [f.strip() for f in args.families.split(",") if f.strip()]
     jobs = plan(args.quick, args.permutations)
     if args.reps_cap:
         jobs = [(s, n, min(reps, args.reps_cap), R) for s, n, reps, R in jobs]
@@ -331,6 +344,8 @@ def main() -> None:
     name = "calibration_results-quick.json" if args.quick else "calibration_results.json"
     if N_POINTS != 40:  # another grid: its own file, beside the published table's
         name = name.replace(".json", f"-n_points-{N_POINTS}.json")
+    if args.families:  # some families only: their own file
+        name = name.replace(".json", f"-families-{'-'.join(FAMILIES)}.json")
     path = Path(__file__).with_name(name)
     kept: list[dict] = []
     if args.missing and path.exists():  # results with enough repetitions stay as they are
@@ -359,6 +374,7 @@ def main() -> None:
                 + (" --sizes " + " ".join(map(str, args.sizes)) if args.sizes else "")
                 + (f" --n-points {N_POINTS}" if N_POINTS != 40 else "")
                 + (f" --reps-cap {args.reps_cap}" if args.reps_cap else "")
+                + (f" --families {','.join(FAMILIES)}" if args.families else "")
                 + (" --missing" if args.missing else ""),
                 "alpha": ALPHA,
                 "n_points": N_POINTS,

@@ -33,18 +33,47 @@ def test_subset_standard_errors_match_the_whole_sets(trees):
         assert np.all(np.abs(ratio.values - 1) < 0.1), (fam, ratio.values)
 
 
-def test_magnitude_says_it_has_no_uncertainty_on_large_n(pair):
+def test_magnitude_large_n_jackknife_matches_the_exact_route(pair):
+    """On its large-n method magnitude keeps the exact jackknife (on 10 scales, float32
+    where accurate enough); the exact route's (on every scale here, float64; checked against
+    brute-force leave-one-out and the spread over draws in test_findings.py) is the
+    reference: standard errors within 5% at every scale, findings read from them."""
+    kw = dict(
+        representation="x",
+        distance="euclidean",
+        families=["magnitude"],
+        domains={"magnitude": np.geomspace(0.3, 6.0, 24)},
+    )
+    large = dp.profiles(pair, method="large", **kw)
+    ds = large["x/euclidean"].ds
+    exact = dp.profiles(pair, method="exact", **kw)["x/euclidean"].ds
+    assert ds.attrs["methods"] == "magnitude: large"
+    assert ds.attrs["uncertainty_magnitude"] == "multiplier draws (200)"
+    ratio = ds.magnitude_boot.std("draw") / exact.magnitude_boot.std("draw")
+    assert np.all(np.abs(ratio.values - 1) < 0.05), ratio.values
+    finding = dp.compare(large)["x/euclidean"].finding.sel(set_a="A", set_b="B")
+    assert str(finding.sel(family="magnitude").values) != "no uncertainty"
+
+
+def test_magnitude_above_the_jackknife_size_says_why_it_has_no_band():
+    """Above 10,000 samples the jackknife (an n³ factorisation per scale) is not run: that
+    set has no band, and the summary's first line says no verdict is supported and why."""
+    rng = np.random.default_rng(0)
+    sets = {"A": rng.normal(size=(10_001, 2)), "B": rng.normal(size=(300, 2))}
     tree = dp.profiles(
-        pair,
+        sets,
         representation="x",
         distance="euclidean",
         families=["magnitude"],
         n_points=5,
         method="large",
-        time_budget=5,
+        time_budget=2,
     )
-    attrs = tree["x/euclidean"].attrs
-    assert attrs["uncertainty_magnitude"].startswith("none: large-n method")
+    how = tree["x/euclidean"].attrs["uncertainty_magnitude"]
+    assert how.startswith("none: large-n method on more than 10,000 samples per set"), how
+    summary = tree.dp.summary(markdown=False)
+    first = summary.splitlines()[2]
+    assert "No verdict is supported" in first and "10,000 samples" in first, first
 
 
 def test_large_n_vendi_subsample_spread_matches_the_exact_influences(pair):

@@ -443,14 +443,16 @@ def _no_large_uncertainty(fam, n: int) -> str:
     cap = fam.influence_max_n_large
     if cap is None:
         return "none: large-n method; its bounds are about this sample only"
-    why = (
-        f"it runs up to {cap:,} samples per set"
-        if n > cap
-        else "the sets are held on a device or cluster, or it would not fit in memory"
-    )
+    if n > cap:
+        return (
+            f"none: large-n method on more than {cap:,} samples per set, where the exact "
+            f"jackknife, an n³ factorisation per scale, is not run; its bounds are about "
+            f"this sample only"
+        )
     return (
-        f"none: large-n method, and no exact jackknife ({why}; an n³ factorisation per "
-        f"scale); its bounds are about this sample only"
+        "none: large-n method, and the exact jackknife could not run: the sets are held on "
+        "a device or cluster, or it would not fit in memory; its bounds are about this "
+        "sample only"
     )
 
 
