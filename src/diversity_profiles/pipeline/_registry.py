@@ -123,7 +123,8 @@ class Family:
     #: to n (pipeline/_resampling.py): only for means over pairs (energy, average
     #: distance), whose projection converges as the set grows; measured at n = 3,000 the
     #: subset's standard errors are 0.97-1.05 of the whole set's. Vendi's and magnitude's
-    #: were 0.3-0.8 and 0.5-3 (their values grow with n): they get none there.
+    #: were 0.3-0.8 and 0.5-3 (their values grow with n): not from a subset (magnitude keeps
+    #: its whole-set jackknife, ``influence_max_n_large``).
     influence_from_subset: bool = False
     #: On its large-n method (and without influences there), its sampling band comes from
     #: replicates of the exact method on random subsets of m samples, the spread scaled to n
