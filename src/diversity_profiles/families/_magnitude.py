@@ -123,7 +123,7 @@ class _Solver:
         # The transposes are Fortran-ordered, so LAPACK factorises them in place (D, hence
         # buf, is symmetric; every routine reads the same, lower, triangle of buf.T).
         self.work, self.work32 = self.buf.T, self.buf32.T
-        self.ones = np.ones(D.shape[0])
+        self.ones = np.ones(n)
         self.lwork = max(int(self.lapack.dsysv_lwork(n, lower=1)[0]), 1)
         self.mean = self.nearest = self.dmax = 0.0
         if n > 1:
