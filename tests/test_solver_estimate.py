@@ -56,3 +56,22 @@ def test_a_time_budget_bounds_the_estimate(monkeypatch):
                        time_budget=1e-3)  # fmt: skip
     recorded = json.loads(tree["x/euclidean"].attrs["solver_seconds_estimated"])
     assert recorded["magnitude"] <= 1e-3
+
+
+def test_the_estimate_includes_magnitudes_jackknife_and_refuses_with_it():
+    """The default uncertainty runs magnitude's exact jackknife on its large-n method (an n³
+    factorisation per scale): timed on 1,500 and 3,000 samples, it is part of the plan, and
+    of what max_seconds refuses (8 s: the streamed passes fit), before any solver or
+    factorisation at n runs."""
+    with pytest.raises(ValueError) as err:
+        dp.profiles({"a": _set(6000)}, representation="x", distance="euclidean",
+                    families=["magnitude"], method="large", max_seconds=8)  # fmt: skip
+    text = str(err.value)
+    assert "magnitude: large-n method, peak" in text
+    assert "magnitude: its sampling uncertainty (the exact jackknife, timed on 1,500" in text
+    assert "more than max_seconds=8" in text and "leave out 'magnitude'" in text
+    # without the default uncertainty there is no jackknife to plan
+    with pytest.raises(ValueError) as err:
+        dp.profiles({"a": _set(6000)}, representation="x", distance="euclidean",
+                    families=["magnitude"], method="large", max_seconds=8, n_boot=0)  # fmt: skip
+    assert "sampling uncertainty" not in str(err.value)

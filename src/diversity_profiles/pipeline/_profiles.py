@@ -440,9 +440,9 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
 def _no_large_uncertainty(fam, n: int) -> str:
     """Why a family on its large-n method got no sampling uncertainty (the node's
     ``uncertainty_<family>``), for the largest set's n."""
-    cap = fam.influence_max_n_large
-    if cap is None:
+    if fam.large_influence is None:
         return "none: large-n method; its bounds are about this sample only"
+    cap = fam.large_influence.max_n
     if n > cap:
         return (
             f"none: large-n method on more than {cap:,} samples per set, where the exact "
@@ -704,6 +704,7 @@ def profile_condition(
     estimates = check_solver_time(
         cond, plan.with_grids({**plan.grids, **{k: g for k, (g, _) in at_cap.items()}}),
         fams, unc.max_seconds, peaks,
+        influences=unc.n_boot == "auto" and unc.common_n is None,
     )  # fmt: skip
     # Refined before any band is computed, so bands and replicates cover the final grid.
     evaluated = {}

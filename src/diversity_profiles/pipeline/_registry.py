@@ -87,6 +87,15 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class LargeInfluence:
+    """A family's whole-set influences on its large-n method, by their exact formula."""
+
+    max_n: int  # up to this many samples per set
+    points: int  # on this many grid points, interpolated between them
+    exponent: float = 3.0  # the work per point grows as n to this power (a factorisation)
+
+
+@dataclass(frozen=True)
 class Family:
     """One registry entry: the parameter, the grid rule and the evaluation, then how the
     family is shown, compared and costed (one group each)."""
@@ -116,15 +125,15 @@ class Family:
     #: default uncertainty draws its multiplier replicates (pipeline/_resampling.py); None:
     #: the family has none (its sampling band needs half-sample replicates).
     influence: Influence | None = None
-    #: On its large-n method, its influences of the whole set are still computed (by their
-    #: exact formula) up to this many samples per set; None: not on its large-n method.
-    influence_max_n_large: int | None = None
+    #: On its large-n method, its influences of the whole set by their exact formula (where
+    #: and how); None: it has none there.
+    large_influence: LargeInfluence | None = None
     #: On its large-n method, its influences are estimated on a random subset and scaled
     #: to n (pipeline/_resampling.py): only for means over pairs (energy, average
     #: distance), whose projection converges as the set grows; measured at n = 3,000 the
     #: subset's standard errors are 0.97-1.05 of the whole set's. Vendi's and magnitude's
     #: were 0.3-0.8 and 0.5-3 (their values grow with n): not from a subset (magnitude keeps
-    #: its whole-set jackknife, ``influence_max_n_large``).
+    #: its whole-set jackknife, ``large_influence``).
     influence_from_subset: bool = False
     #: On its large-n method (and without influences there), its sampling band comes from
     #: replicates of the exact method on random subsets of m samples, the spread scaled to n
@@ -715,7 +724,9 @@ FAMILIES: dict[str, Family] = {
             low_open=True,
             extendable=True,
             influence=_magnitude_influence,
-            influence_max_n_large=MAGNITUDE_JACKKNIFE_MAX_N,
+            large_influence=LargeInfluence(
+                MAGNITUDE_JACKKNIFE_MAX_N, MAGNITUDE_LARGE_INFLUENCE_POINTS
+            ),
             large_evaluator=large.magnitude_evaluator,
         ),
         Family(
