@@ -15,14 +15,19 @@ def _set(n: int, d: int = 2, seed: int = 0) -> np.ndarray:
     return rng.normal(size=(n, d)) + rng.integers(0, 4, size=(n, 1)) * 3.0
 
 
+def _refusal(**options) -> str:
+    """The refusal of a large-n profile of one set of 6,000 samples."""
+    with pytest.raises(ValueError) as err:
+        dp.profiles({"a": _set(6000)}, representation="x", distance="euclidean",
+                    method="large", **options)  # fmt: skip
+    return str(err.value)
+
+
 def test_a_run_beyond_max_seconds_is_refused_with_the_plan():
     # 6,000 samples: the streamed passes take seconds (they fit), the Lanczos steps of
     # the large-n Vendi solver tens of seconds (2026-12-04, 2 cores: about 40 s with its
     # float64 rerun, estimated 17 s; before the batched reorthogonalisation 102 s).
-    with pytest.raises(ValueError) as err:
-        dp.profiles({"a": _set(6000)}, representation="x", distance="euclidean",
-                    families=["vendi"], method="large", max_seconds=5)  # fmt: skip
-    text = str(err.value)
+    text = _refusal(families=["vendi"], max_seconds=5)
     assert "plan for x/euclidean (1 set, largest n = 6,000)" in text
     assert "vendi: large-n method, peak" in text
     assert "more than max_seconds=5" in text and "time_budget=" in text
@@ -63,15 +68,9 @@ def test_the_estimate_includes_magnitudes_jackknife_and_refuses_with_it():
     factorisation per scale): timed on 1,500 and 3,000 samples, it is part of the plan, and
     of what max_seconds refuses (8 s: the streamed passes fit), before any solver or
     factorisation at n runs."""
-    with pytest.raises(ValueError) as err:
-        dp.profiles({"a": _set(6000)}, representation="x", distance="euclidean",
-                    families=["magnitude"], method="large", max_seconds=8)  # fmt: skip
-    text = str(err.value)
+    text = _refusal(families=["magnitude"], max_seconds=8)
     assert "magnitude: large-n method, peak" in text
     assert "magnitude: its sampling uncertainty (the exact jackknife, timed on 1,500" in text
     assert "more than max_seconds=8" in text and "leave out 'magnitude'" in text
     # without the default uncertainty there is no jackknife to plan
-    with pytest.raises(ValueError) as err:
-        dp.profiles({"a": _set(6000)}, representation="x", distance="euclidean",
-                    families=["magnitude"], method="large", max_seconds=8, n_boot=0)  # fmt: skip
-    assert "sampling uncertainty" not in str(err.value)
+    assert "sampling uncertainty" not in _refusal(families=["magnitude"], max_seconds=8, n_boot=0)
