@@ -225,9 +225,10 @@ def describe_estimate(
     cond: Condition,
     seconds: dict[str, float],
     memory: dict[str, float],
-    influences: dict[str, float] | None = None,
+    influences: dict[str, tuple[float, str]] | None = None,
 ) -> str:
-    """The plan as a user reads it before a long run: per family, peak memory and time."""
+    """The plan as a user reads it before a long run: per family, peak memory and time
+    (``influences``: family -> seconds and how its whole-set influences are computed)."""
     n, k = max(s.n for s in cond.sets), len(cond.sets)
     influences = influences or {}
     lines = [
@@ -238,13 +239,14 @@ def describe_estimate(
     for name, secs in seconds.items():
         peak = f"peak {human_bytes(memory[name])}, " if name in memory else ""
         lines.append(f"  {name}: large-n method, {peak}about {_duration(secs)}")
-    for name, secs in influences.items():
+    for name, (secs, method) in influences.items():
         lines.append(
-            f"  {name}: its sampling uncertainty (the exact jackknife, timed on "
+            f"  {name}: its sampling uncertainty ({method}, timed on "
             f"{INFLUENCE_PROBE_N // 2:,} and {INFLUENCE_PROBE_N:,} samples), about "
             f"{_duration(secs)}"
         )
-    lines.append(f"  total: about {_duration(sum(seconds.values()) + sum(influences.values()))}")
+    total = sum(seconds.values()) + sum(secs for secs, _ in influences.values())
+    lines.append(f"  total: about {_duration(total)}")
     return "\n".join(lines)
 
 
@@ -276,7 +278,10 @@ def check_solver_time(
     total = sum(seconds.values()) + sum(extra.values())
     if not seconds and not extra:
         return seconds
-    text = describe_estimate(cond, seconds, memory or {}, extra)
+    methods = {f.name: f.large_influence.method for f in fams if f.large_influence is not None}
+    text = describe_estimate(
+        cond, seconds, memory or {}, {k: (v, methods[k]) for k, v in extra.items()}
+    )
     if max_seconds is not None and total > max_seconds:
         budget = "" if plan.time_budget is not None else (
             "pass time_budget=<seconds per set and family> to cut each solver short "

@@ -93,6 +93,7 @@ class LargeInfluence:
     max_n: int  # up to this many samples per set
     points: int  # on this many grid points, interpolated between them
     exponent: float = 3.0  # the work per point grows as n to this power (a factorisation)
+    method: str = "the exact jackknife"  # how they are computed, as the plan names it
 
 
 @dataclass(frozen=True)
