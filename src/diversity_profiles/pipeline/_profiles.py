@@ -382,30 +382,47 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
             per_fam[fam.name] = f"multiplier draws ({resampling.MULTIPLIER_DRAWS})" + (
                 f" of {estimated_on[fam.name]}" if fam.name in estimated_on else ""
             )
-    rest = [f for f in fams if f.bootstrapped and f.name not in covered and not plan.large(f.name)]
+    # Half-samples: families without influences on their exact method, and those on their
+    # large-n method that take their exact method's replicates there (half_samples_when_large).
+    rest = [
+        f for f in fams
+        if f.bootstrapped and f.name not in covered
+        and (not plan.large(f.name) or (f.half_samples_when_large and unc.common_n is None))
+    ]  # fmt: skip
     if rest:
         sizes = [unc.common_n or item.n for item in cond.sets]
-        if min(sizes) < AUTO_HALF_SAMPLE_MIN_N:
-            why = f"half-samples of fewer than {AUTO_HALF_SAMPLE_MIN_N} samples say nothing"
-        elif max(sizes) > AUTO_HALF_SAMPLE_MAX_N:
-            why = f"the default draws half-samples only up to {AUTO_HALF_SAMPLE_MAX_N} samples"
-        elif per_rep * AUTO_REPEATS > 0.5 * available_memory_bytes():
-            why = "its half-samples would not fit in memory"
-        else:
-            why = None
+        why = {}
+        for f in rest:
+            cap = f.half_samples_when_large if plan.large(f.name) else AUTO_HALF_SAMPLE_MAX_N
+            if min(sizes) < AUTO_HALF_SAMPLE_MIN_N:
+                why[f.name] = (
+                    f"half-samples of fewer than {AUTO_HALF_SAMPLE_MIN_N} samples say nothing"
+                )
+            elif max(sizes) > cap:
+                why[f.name] = f"the default draws half-samples only up to {cap:,} samples"
+            elif per_rep * AUTO_REPEATS > 0.5 * available_memory_bytes():
+                why[f.name] = "its half-samples would not fit in memory"
+        halved = [f for f in rest if f.name not in why]
+        if halved:
             show = max(sizes) * AUTO_REPEATS > 4000  # about the size where it takes seconds
-            _store_half_samples(cond, plan, rest, estimates, unc, data_vars, AUTO_REPEATS, show)
+            _store_half_samples(cond, plan, halved, estimates, unc, data_vars, AUTO_REPEATS, show)
             methods = [MULTIPLIER_METHOD] * bool(covered) + [HALF_SAMPLE_METHOD]
             notes.update(half_samples=AUTO_REPEATS, ci_method="; ".join(methods))
         for f in rest:
             per_fam[f.name] = (
                 f"half-sample replicates ({AUTO_REPEATS})"
-                if why is None
+                + (" of its exact method's greedy bound" if plan.large(f.name) else "")
+                if f.name not in why
                 # No family name inside: the summary names the family (by its display name)
                 # and says one reason once for all the families it holds for.
-                else f"none: no per-sample influence, and {why}; pass "
-                f"n_boot={AUTO_REPEATS} for half-samples of every family, or "
-                f"permutations=199 for an exact test of whether the sets differ"
+                else f"none: no per-sample influence, and {why[f.name]}; pass "
+                + (
+                    f"method='exact' with n_boot={AUTO_REPEATS} (half-samples of every "
+                    "family) or with permutations=199 (an exact test of whether the sets differ)"
+                    if plan.large(f.name)
+                    else f"n_boot={AUTO_REPEATS} for half-samples of every family, or "
+                    "permutations=199 for an exact test of whether the sets differ"
+                )
             )
     sub = [
         f for f in fams

@@ -143,6 +143,12 @@ class Family:
     #: at n = 1,200, m = 300 and 0.73-1.53 at n = 2,400, m = 240 (lowest at q = 0.1);
     #: magnitude's were 0.25-0.5 at large scales (benchmarks/large_n_vendi_spread.py).
     subsample_when_large: bool = False
+    #: On its large-n method (and without influences there), the default uncertainty draws
+    #: half-sample replicates of its *exact* method's cheap bound (the replicates'
+    #: ``circles_method="lower"``) for sets of at most this many samples; 0: never. The
+    #: spread of that bound over halves of the set stands in for the spread of the
+    #: large-n value; measured where it is set (``CIRCLES_LARGE_HALF_SAMPLE_MAX_N``).
+    half_samples_when_large: int = 0
     uses_kernel: bool = False  # reads the condition's similarity: kernel/bandwidth recorded
     #: Its true value never increases along the parameter (a theorem, not a measurement):
     #: the error of the drawn curve between grid points has a certified bound, stored
@@ -322,6 +328,11 @@ def _magnitude(cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray) -
 
 
 # --- Circles ---------------------------------------------------------------
+
+#: Circles on its large-n method gets the default's half-sample replicates of the exact
+#: method's greedy bound up to this many samples per set (each replicate O(n²) per
+#: threshold on n/2 samples; see pipeline/_profiles.py for the cost and the coverage).
+CIRCLES_LARGE_HALF_SAMPLE_MAX_N = 8_000
 
 
 def _tau_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
@@ -748,6 +759,7 @@ FAMILIES: dict[str, Family] = {
             ),
             bounds=("circles", "circles_upper"),
             nonincreasing=True,  # circles pairwise > τ apart are so for every smaller τ
+            half_samples_when_large=CIRCLES_LARGE_HALF_SAMPLE_MAX_N,
         ),
         Family(
             "energy",

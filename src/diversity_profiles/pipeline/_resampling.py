@@ -172,13 +172,24 @@ def half_samples(
 ) -> dict[str, np.ndarray]:
     """Replicates on ``repeats`` subsamples of ``half_size(n)`` per set (default n: the set's).
 
-    With ``n`` given (``common_n``), every set is subsampled to half of it.
+    With ``n`` given (``common_n``), every set is subsampled to half of it. A family on its
+    large-n method with ``half_samples_when_large`` runs its exact method's cheap bound
+    on each half (on the host), the replicate that its band was measured with.
     """
 
     if any(f.slices_distances for f in fams):
         for item in cond.sets:
             item.D  # noqa: B018 - form each distance matrix once; subsamples slice it
-    return _replicates(cond, plan, fams, lambda item: half_size(n or item.n), repeats, seed, show)
+    size_of = lambda item: half_size(n or item.n)  # noqa: E731
+    exact = [f for f in fams if f.half_samples_when_large and plan.large(f.name)]
+    others = [f for f in fams if f not in exact]
+    # The same seed draws the same halves for both groups.
+    reps = _replicates(cond, plan, others, size_of, repeats, seed, show) if others else {}
+    if exact:
+        routes = {**plan.routes, **{f.name: "exact" for f in exact}}
+        on_exact = replace(plan, routes=routes)
+        reps |= _replicates(cond, on_exact, exact, size_of, repeats, seed, show, on_host=True)
+    return reps
 
 
 def subsamples(
