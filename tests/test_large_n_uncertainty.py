@@ -179,7 +179,8 @@ def test_large_n_circles_takes_the_exact_greedy_on_halves(pair):
 def test_large_n_circles_band_matches_the_spread_over_draws():
     """The band's standard error against the spread of the large-n value itself over 16
     independent draws (n = 1,500, method="large"): within [0.6, 1.8] of it at every
-    threshold that varies. Measured on the default route at n = 6,000 (20 draws): 0.85-1.51."""
+    threshold that varies. Measured on the default route at n = 6,000: 0.85-1.51 (20 draws,
+    d = 16, Euclidean) and 0.71-1.26 (16 draws, d = 64, cosine)."""
     rng0 = np.random.default_rng(5)
     centres = rng0.normal(size=(5, 8)) * 2.5
     taus = [1.2, 2.0, 3.0, 4.5]
@@ -226,3 +227,20 @@ def test_circles_above_its_half_sample_size_on_the_large_method_says_why(pair, m
     how = tree["x/euclidean"].attrs["uncertainty_circles"]
     assert "half-samples only up to 2,000 samples" in how and "method='exact' with" in how, how
     assert "circles_boot" not in tree["x/euclidean"].ds
+
+
+def test_large_n_circles_half_samples_beside_vendi_subsamples(pair):
+    """Gaussian Vendi's subsample replicates (m = 750) and Circles' half-samples (m = 1,500)
+    on their large-n methods in one tree: each family's band is scaled by its own m, and both
+    take part in the findings."""
+    tree = dp.profiles(
+        pair, representation="x", distance="euclidean", families=["vendi", "circles"],
+        n_points=6, method="large",
+    )  # fmt: skip
+    ds = tree["x/euclidean"].ds
+    assert ds.attrs["uncertainty_vendi"].startswith("subsample replicates (30")
+    assert ds.attrs["uncertainty_circles"].startswith("half-sample replicates (40)")
+    assert int(ds.subsample_size.values[0]) == N // 2
+    assert int(ds.large_subsample_size.values[0]) == 750
+    findings = dp.compare(tree)["x/euclidean"].finding.sel(set_a="A", set_b="B")
+    assert "no uncertainty" not in [str(f) for f in findings.values], findings.values

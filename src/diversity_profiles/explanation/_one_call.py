@@ -115,9 +115,12 @@ def profiles(sets: Mapping[str, object], **options: Any) -> xr.DataTree:
         average distance as U-statistics, magnitude by the jackknife) get
         200 Gaussian multiplier draws ``<family>_boot(set, draw, ...)``
         at the cost of one more pass over the matrices already formed; the others
-        (Circles, richness) get 40 half-sample replicates for sets of at most 200
-        samples, and none above (a rule on n, so a call gives the same tree on any
-        machine). What each family
+        (Circles, richness) get 40 half-sample replicates for sets of at most 4,000
+        samples (Circles on its large-n method: of its exact method's greedy bound, up to
+        6,000), and none above (a rule on n, so a call gives the same tree on any
+        machine). On their large-n methods Gaussian Vendi takes replicates of its exact
+        method on subsets, magnitude its exact jackknife up to 10,000 samples, energy and
+        average distance influences estimated on a subset. What each family
         got is the node's ``uncertainty_<family>`` attribute. An int ``>= 2``: that many
         half-sample replicates of every family ``<family>_boot(set, boot, ...)``
         (subsamples of half the set without replacement, ``subsample_size``, rescaled to

@@ -331,8 +331,11 @@ def _magnitude(cond: Condition, plan: Plan, item: PreparedSet, ts: np.ndarray) -
 
 #: Circles on its large-n method gets the default's half-sample replicates of the exact
 #: method's greedy bound up to this many samples per set (each replicate O(n²) per
-#: threshold on n/2 samples; see pipeline/_profiles.py for the cost and the coverage).
-CIRCLES_LARGE_HALF_SAMPLE_MAX_N = 8_000
+#: threshold on n/2 samples). Their standard errors against the spread of the large-n value
+#: over independent draws (benchmarks/large_n_circles_spread.py, 2026-12-06): at 6,000,
+#: 0.85-1.51 (20 draws; 5-mode mixture, d = 16, Euclidean) and 0.71-1.26 (16 draws; d = 64,
+#: cosine); at 8,000 (d = 64, cosine) 0.61-1.12, mostly below 1: too narrow to ship there.
+CIRCLES_LARGE_HALF_SAMPLE_MAX_N = 6_000
 
 
 def _tau_domain(cond: Condition, plan: Plan, n_points: int) -> tuple[np.ndarray, str]:
