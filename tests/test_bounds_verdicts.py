@@ -135,19 +135,27 @@ def test_summary_names_the_overlap_and_the_methods():
 @pytest.fixture(scope="module")
 def large_tree():
     """Three sets of n = 300 through the large-n methods: a wide cloud, a narrower one, and
-    another draw of the wide one."""
+    another draw of the wide one. Circles takes no half-samples on its large-n method here,
+    as above 6,000 samples per set, so one family has no sampling uncertainty."""
+    from dataclasses import replace
+
+    from diversity_profiles.pipeline import _registry
+
     rng = np.random.default_rng(0)
-    return dp.profiles(
-        {
-            "wide": rng.standard_normal((300, 8)),
-            "narrow": 0.7 * rng.standard_normal((300, 8)),
-            "wide again": rng.standard_normal((300, 8)),
-        },
-        representation="gauss",
-        distance="euclidean",
-        method="large",
-        n_points=12,
-    )
+    unbanded = replace(_registry.FAMILIES["circles"], half_samples_when_large=0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(_registry.FAMILIES, "circles", unbanded)
+        return dp.profiles(
+            {
+                "wide": rng.standard_normal((300, 8)),
+                "narrow": 0.7 * rng.standard_normal((300, 8)),
+                "wide again": rng.standard_normal((300, 8)),
+            },
+            representation="gauss",
+            distance="euclidean",
+            method="large",
+            n_points=12,
+        )
 
 
 LABELS = ["wide", "narrow", "wide again"]

@@ -170,7 +170,7 @@ def test_large_n_circles_takes_the_exact_greedy_on_halves(pair):
     exact = dp.profiles(pair, method="exact", n_boot=40, **kw)["x/euclidean"].ds
     assert large.attrs["methods"] == "circles: large"
     how = large.attrs["uncertainty_circles"]
-    assert how == "half-sample replicates (40) of its exact method's greedy bound", how
+    assert how == "half-sample replicates (40) of its exact method", how
     np.testing.assert_array_equal(large.circles_boot.values, exact.circles_boot.values)
     assert large.circles_ci_lower.attrs["method"] == exact.circles_ci_lower.attrs["method"]
     assert np.all(large.circles_ci_lower.values < large.circles.values)
@@ -225,7 +225,9 @@ def test_circles_above_its_half_sample_size_on_the_large_method_says_why(pair, m
         method="large",
     )  # fmt: skip
     how = tree["x/euclidean"].attrs["uncertainty_circles"]
-    assert "half-samples only up to 2,000 samples" in how and "method='exact' with" in how, how
+    assert how.startswith("none: large-n method, and the default draws half-samples of its "
+                          "exact method only up to 2,000 samples;"), how
+    assert "method='exact' with n_boot=40" in how, how
     assert "circles_boot" not in tree["x/euclidean"].ds
 
 

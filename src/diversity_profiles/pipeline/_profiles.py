@@ -393,13 +393,15 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
         sizes = [unc.common_n or item.n for item in cond.sets]
         why = {}
         for f in rest:
-            cap = f.half_samples_when_large if plan.large(f.name) else AUTO_HALF_SAMPLE_MAX_N
+            large = plan.large(f.name)
+            cap = f.half_samples_when_large if large else AUTO_HALF_SAMPLE_MAX_N
             if min(sizes) < AUTO_HALF_SAMPLE_MIN_N:
                 why[f.name] = (
                     f"half-samples of fewer than {AUTO_HALF_SAMPLE_MIN_N} samples say nothing"
                 )
             elif max(sizes) > cap:
-                why[f.name] = f"the default draws half-samples only up to {cap:,} samples"
+                of = " of its exact method" if large else ""
+                why[f.name] = f"the default draws half-samples{of} only up to {cap:,} samples"
             elif per_rep * AUTO_REPEATS > 0.5 * available_memory_bytes():
                 why[f.name] = "its half-samples would not fit in memory"
         halved = [f for f in rest if f.name not in why]
@@ -409,21 +411,25 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
             methods = [MULTIPLIER_METHOD] * bool(covered) + [HALF_SAMPLE_METHOD]
             notes.update(half_samples=AUTO_REPEATS, ci_method="; ".join(methods))
         for f in rest:
-            per_fam[f.name] = (
-                f"half-sample replicates ({AUTO_REPEATS})"
-                + (" of its exact method's greedy bound" if plan.large(f.name) else "")
-                if f.name not in why
-                # No family name inside: the summary names the family (by its display name)
-                # and says one reason once for all the families it holds for.
-                else f"none: no per-sample influence, and {why[f.name]}; pass "
-                + (
-                    f"method='exact' with n_boot={AUTO_REPEATS} (half-samples of every "
-                    "family) or with permutations=199 (an exact test of whether the sets differ)"
-                    if plan.large(f.name)
-                    else f"n_boot={AUTO_REPEATS} for half-samples of every family, or "
+            # No family name inside: the summary names the family (by its display name)
+            # and says one reason once for all the families it holds for.
+            if f.name not in why:
+                per_fam[f.name] = f"half-sample replicates ({AUTO_REPEATS})" + (
+                    " of its exact method" if plan.large(f.name) else ""
+                )
+            elif plan.large(f.name):  # n_boot alone is refused on a large-n method
+                per_fam[f.name] = (
+                    f"none: large-n method, and {why[f.name]}; its bounds are about this "
+                    f"sample only; pass method='exact' with n_boot={AUTO_REPEATS} (half-samples "
+                    "of every family) or with permutations=199 (an exact test of whether the "
+                    "sets differ)"
+                )
+            else:
+                per_fam[f.name] = (
+                    f"none: no per-sample influence, and {why[f.name]}; pass "
+                    f"n_boot={AUTO_REPEATS} for half-samples of every family, or "
                     "permutations=199 for an exact test of whether the sets differ"
                 )
-            )
     sub = [
         f for f in fams
         if f.bootstrapped and f.name not in covered and plan.large(f.name)
