@@ -74,3 +74,37 @@ def test_the_estimate_includes_magnitudes_jackknife_and_refuses_with_it():
     assert "more than max_seconds=8" in text and "leave out 'magnitude'" in text
     # without the default uncertainty there is no jackknife to plan
     assert "sampling uncertainty" not in _refusal(families=["magnitude"], max_seconds=8, n_boot=0)
+
+
+def test_the_estimate_includes_the_replicates_of_large_n_families(monkeypatch, capsys):
+    """On their large-n methods the default bands Circles by half-samples of its exact
+    method and Gaussian Vendi by subsamples of its own: both are timed (as many replicates
+    as run at once) and planned next to the solvers, and recorded with the estimate."""
+    monkeypatch.setattr(_passes, "SOLVER_PROBE_N", 100)
+    monkeypatch.setattr(_passes, "PRINT_PLAN_AFTER_S", 0.0)
+    tree = dp.profiles({"a": _set(600), "b": _set(500, seed=1)}, representation="x",
+                       distance="euclidean", families=["vendi", "circles"],
+                       method="large")  # fmt: skip
+    err = capsys.readouterr().err
+    assert "circles: its sampling uncertainty (half-samples of its exact method, 40;" in err
+    assert "vendi: its sampling uncertainty (subsamples of its exact method, 30;" in err
+    node = tree["x/euclidean"]
+    assert node.attrs["uncertainty_circles"] == "half-sample replicates (40) of its exact method"
+    recorded = json.loads(node.attrs["solver_seconds_estimated"])
+    assert recorded["circles uncertainty"] > 0 and recorded["vendi uncertainty"] > 0
+    # without the default uncertainty there are no replicates to plan
+    tree = dp.profiles({"a": _set(600)}, representation="x", distance="euclidean",
+                       families=["circles"], method="large", n_boot=0)  # fmt: skip
+    recorded = json.loads(tree["x/euclidean"].attrs.get("solver_seconds_estimated", "{}"))
+    assert "circles uncertainty" not in recorded
+
+
+def test_circles_half_samples_on_the_large_method_are_refused_beyond_max_seconds():
+    """Between 4,000 and 6,000 samples (Euclidean) Circles' large-n method is quick but its
+    40 half-samples of 2,500 take seconds each: max_seconds refuses them up front, saying so."""
+    with pytest.raises(ValueError) as err:
+        dp.profiles({"a": _set(5000)}, representation="x", distance="euclidean",
+                    families=["circles"], max_seconds=5)  # fmt: skip
+    text = str(err.value)
+    assert "circles: its sampling uncertainty (half-samples of its exact method" in text
+    assert "more than max_seconds=5" in text and "leave out 'circles'" in text

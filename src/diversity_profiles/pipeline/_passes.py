@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -21,6 +22,7 @@ from ..large import SOLVERS
 from ._condition import BLOCK, Condition, PreparedSet
 from ._plan import Plan
 from ._registry import Family
+from ._resampling import replicate_workers
 
 FUNC = "profiles"
 #: Calls with fewer pair visits than this many probes' worth are not probed (seconds).
@@ -226,15 +228,20 @@ def describe_estimate(
     seconds: dict[str, float],
     memory: dict[str, float],
     influences: dict[str, tuple[float, str]] | None = None,
+    replicates: dict[str, tuple[float, str]] | None = None,
 ) -> str:
     """The plan as a user reads it before a long run: per family, peak memory and time
-    (``influences``: family -> seconds and how its whole-set influences are computed)."""
+    (``influences``: family -> seconds and how its whole-set influences are computed;
+    ``replicates``: family -> seconds and which replicates give its band)."""
     n, k = max(s.n for s in cond.sets), len(cond.sets)
-    influences = influences or {}
+    influences, replicates = influences or {}, replicates or {}
+    probes = (
+        f" from timed runs on {SOLVER_PROBE_N // 2:,} and {SOLVER_PROBE_N:,} samples, "
+        "extrapolated in n"
+    ) if seconds else ""  # fmt: skip
     lines = [
         f"{FUNC}: plan for {cond.representation}/{cond.distance} "
-        f"({k} set{'s' * (k > 1)}, largest n = {n:,}); times estimated from timed runs on "
-        f"{SOLVER_PROBE_N // 2:,} and {SOLVER_PROBE_N:,} samples, extrapolated in n:"
+        f"({k} set{'s' * (k > 1)}, largest n = {n:,}); times estimated{probes}:"
     ]
     for name, secs in seconds.items():
         peak = f"peak {human_bytes(memory[name])}, " if name in memory else ""
@@ -245,7 +252,13 @@ def describe_estimate(
             f"{INFLUENCE_PROBE_N // 2:,} and {INFLUENCE_PROBE_N:,} samples), about "
             f"{_duration(secs)}"
         )
-    total = sum(seconds.values()) + sum(secs for secs, _ in influences.values())
+    for name, (secs, how) in replicates.items():
+        lines.append(
+            f"  {name}: its sampling uncertainty ({how}; timed on a few), "
+            f"about {_duration(secs)}"
+        )
+    total = sum(secs for part in (influences, replicates) for secs, _ in part.values())
+    total += sum(seconds.values())
     lines.append(f"  total: about {_duration(total)}")
     return "\n".join(lines)
 
@@ -268,20 +281,32 @@ def check_solver_time(
     max_seconds: float | None,
     memory: dict[str, float] | None = None,
     influences: bool = False,
+    replicates: Mapping[str, tuple[Callable[[int], object], int, str]] | None = None,
 ) -> dict[str, float]:
     """Estimate the large-n solvers' time up front (with ``influences``, also the
-    whole-set influences the default uncertainty computes on large-n methods); print the
-    plan when the run is long; refuse, with the plan, what exceeds ``max_seconds``.
-    Returns the estimates (an influence's under ``"<family> uncertainty"``)."""
+    whole-set influences the default uncertainty computes on large-n methods; with
+    ``replicates``, family -> (a call running that many replicates on every set; how
+    many; how), the replicates it runs there, timed by running as many as run at once);
+    print the plan when the run is long; refuse, with the plan, what exceeds
+    ``max_seconds``. Returns the estimates (an influence's or replicates' under
+    ``"<family> uncertainty"``)."""
     seconds = solver_seconds(cond, plan, fams)
     extra = influence_seconds(cond, plan, fams) if influences else {}
-    total = sum(seconds.values()) + sum(extra.values())
-    if not seconds and not extra:
-        return seconds
+    timed = {}  # one replicate of many: a small share of the work it estimates
+    for name, (run, repeats, how) in (replicates or {}).items():
+        batch = min(repeats, replicate_workers())  # as many as run at once, on threads
+        start = time.perf_counter()
+        run(batch)
+        timed[name] = ((time.perf_counter() - start) * repeats / batch, how)
     methods = {f.name: f.large_influence.method for f in fams if f.large_influence is not None}
     text = describe_estimate(
-        cond, seconds, memory or {}, {k: (v, methods[k]) for k, v in extra.items()}
+        cond, seconds, memory or {}, {k: (v, methods[k]) for k, v in extra.items()}, timed
     )
+    for name, (secs, _) in timed.items():
+        extra[name] = extra.get(name, 0.0) + secs
+    if not seconds and not extra:
+        return seconds
+    total = sum(seconds.values()) + sum(extra.values())
     if max_seconds is not None and total > max_seconds:
         budget = "" if plan.time_budget is not None else (
             "pass time_budget=<seconds per set and family> to cut each solver short "

@@ -284,14 +284,17 @@ def _store_replicates(data_vars, var, fam, ci, values, lower, upper, kind: str) 
     )
 
 
+def _bytes_per_replicate(cond, plan: Plan) -> int:
+    """float64 values per replicate and set (all grids), held a few times while stacking."""
+    return 8 * 3 * len(cond.sets) * sum(max(g.size, 1) for g in plan.grids.values())
+
+
 def _add_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_vars) -> dict:
     """Subsample to a common size and/or bootstrap; returns attributes to record."""
     from ..core import plan_repeats
     from . import _resampling as resampling
 
-    grid_only = plan.grids
-    # float64 values per replicate and set (all grids), held a few times while stacking
-    per_rep = 8 * 3 * len(cond.sets) * sum(max(g.size, 1) for g in grid_only.values())
+    per_rep = _bytes_per_replicate(cond, plan)
     notes: dict = {}
     if unc.common_n is not None:
         common_n = unc.common_n  # narrowed to int, also inside the lambda
@@ -358,7 +361,6 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
     others when the sets are small enough (AUTO_HALF_SAMPLE_MAX_N); what
     each family got is its variables' ``uncertainty`` attribute and the node's
     ``uncertainty_<family>``."""
-    from ..core import available_memory_bytes
     from . import _resampling as resampling
 
     notes: dict = {"n_boot": "auto", "ci": unc.ci, "bootstrap_seed": unc.seed}
@@ -382,28 +384,11 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
             per_fam[fam.name] = f"multiplier draws ({resampling.MULTIPLIER_DRAWS})" + (
                 f" of {estimated_on[fam.name]}" if fam.name in estimated_on else ""
             )
-    # Half-samples: families without influences on their exact method, and those on their
-    # large-n method that take their exact method's replicates there (half_samples_when_large).
-    rest = [
-        f for f in fams
-        if f.bootstrapped and f.name not in covered
-        and (not plan.large(f.name) or (f.half_samples_when_large and unc.common_n is None))
-    ]  # fmt: skip
+    rest = _half_sample_candidates(plan, fams, unc, covered)
     if rest:
         sizes = [unc.common_n or item.n for item in cond.sets]
-        why = {}
-        for f in rest:
-            large = plan.large(f.name)
-            cap = f.half_samples_when_large if large else AUTO_HALF_SAMPLE_MAX_N
-            if min(sizes) < AUTO_HALF_SAMPLE_MIN_N:
-                why[f.name] = (
-                    f"half-samples of fewer than {AUTO_HALF_SAMPLE_MIN_N} samples say nothing"
-                )
-            elif max(sizes) > cap:
-                of = " of its exact method" if large else ""
-                why[f.name] = f"the default draws half-samples{of} only up to {cap:,} samples"
-            elif per_rep * AUTO_REPEATS > 0.5 * available_memory_bytes():
-                why[f.name] = "its half-samples would not fit in memory"
+        why = {f.name: reason for f in rest
+               if (reason := _no_half_samples(f, plan, sizes, per_rep)) is not None}  # fmt: skip
         halved = [f for f in rest if f.name not in why]
         if halved:
             show = max(sizes) * AUTO_REPEATS > 4000  # about the size where it takes seconds
@@ -430,13 +415,7 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
                     f"n_boot={AUTO_REPEATS} for half-samples of every family, or "
                     "permutations=199 for an exact test of whether the sets differ"
                 )
-    sub = [
-        f for f in fams
-        if f.bootstrapped and f.name not in covered and plan.large(f.name)
-        and f.subsample_when_large and unc.common_n is None
-        # where its own solver runs (Gaussian Vendi on Euclidean embeddings): measured there
-        and f.name in SOLVERS and SOLVERS[f.name].applies(cond.distance, cond.kernel)
-    ]  # fmt: skip
+    sub = _large_subsampled(cond, plan, fams, unc, covered)
     if sub:
         R = resampling.LARGE_SUBSAMPLE_REPEATS
         show = max(item.n for item in cond.sets) >= 4000
@@ -458,6 +437,74 @@ def _auto_uncertainty(cond, plan: Plan, fams, estimates, unc: Uncertainty, data_
         notes["ci_method"] = resampling.MULTIPLIER_METHOD
     notes.update({f"uncertainty_{name}": how for name, how in per_fam.items()})
     return notes
+
+
+def _half_sample_candidates(plan: Plan, fams, unc: Uncertainty, covered) -> list:
+    """Families the default bands by half-samples where the sets' sizes allow: those
+    without influences (``covered``) on their exact method, and those on their large-n
+    method that take their exact method's replicates there (``half_samples_when_large``)."""
+    return [
+        f for f in fams
+        if f.bootstrapped and f.name not in covered
+        and (not plan.large(f.name) or (f.half_samples_when_large and unc.common_n is None))
+    ]  # fmt: skip
+
+
+def _no_half_samples(f, plan: Plan, sizes: list[int], per_rep: int) -> str | None:
+    """Why a candidate of :func:`_half_sample_candidates` gets no half-samples (None: it
+    gets them)."""
+    from ..core import available_memory_bytes
+
+    large = plan.large(f.name)
+    cap = f.half_samples_when_large if large else AUTO_HALF_SAMPLE_MAX_N
+    if min(sizes) < AUTO_HALF_SAMPLE_MIN_N:
+        return f"half-samples of fewer than {AUTO_HALF_SAMPLE_MIN_N} samples say nothing"
+    if max(sizes) > cap:
+        of = " of its exact method" if large else ""
+        return f"the default draws half-samples{of} only up to {cap:,} samples"
+    if per_rep * AUTO_REPEATS > 0.5 * available_memory_bytes():
+        return "its half-samples would not fit in memory"
+    return None
+
+
+def _large_subsampled(cond, plan: Plan, fams, unc: Uncertainty, covered) -> list:
+    """Families on their large-n method that the default bands by subsamples of their exact
+    method (``subsample_when_large``), where their own solver runs (Gaussian Vendi on
+    Euclidean embeddings: measured there)."""
+    return [
+        f for f in fams
+        if f.bootstrapped and f.name not in covered and plan.large(f.name)
+        and f.subsample_when_large and unc.common_n is None
+        and f.name in SOLVERS and SOLVERS[f.name].applies(cond.distance, cond.kernel)
+    ]  # fmt: skip
+
+
+def _default_replicates(cond, plan: Plan, fams, unc: Uncertainty) -> dict:
+    """family -> (a call running r replicates on every set; repeats; how) for the replicates
+    the default uncertainty runs on large-n methods, to time up front. Families banded by
+    influences there (``large_influence``, ``influence_from_subset``) are timed apart."""
+    from . import _resampling as resampling
+
+    if unc.n_boot != "auto" or unc.common_n is not None:
+        return {}
+    covered = {f.name for f in fams if f.large_influence is not None or f.influence_from_subset}
+    sizes, per_rep = [item.n for item in cond.sets], _bytes_per_replicate(cond, plan)
+    out = {}
+    for f in _half_sample_candidates(plan, fams, unc, covered):
+        if plan.large(f.name) and _no_half_samples(f, plan, sizes, per_rep) is None:
+            out[f.name] = (
+                lambda r, f=f: resampling.half_samples(cond, plan, [f], r, unc.seed),
+                AUTO_REPEATS,
+                f"half-samples of its exact method, {AUTO_REPEATS}",
+            )
+    for f in _large_subsampled(cond, plan, fams, unc, covered):
+        R = resampling.LARGE_SUBSAMPLE_REPEATS
+        out[f.name] = (
+            lambda r, f=f: resampling.large_subsamples(cond, plan, [f], r, unc.seed),
+            R,
+            f"subsamples of its exact method, {R}",
+        )
+    return out
 
 
 def _no_large_uncertainty(fam, n: int) -> str:
@@ -724,10 +771,11 @@ def profile_condition(
     # beyond max_seconds, recorded in the node); a refined large-n grid at its cap.
     capped = [f for f in fams if f.name in sessions]
     at_cap = condition_grids(cond, plan, capped, domains, adaptive.LARGE_POINTS)
+    capped_plan = plan.with_grids({**plan.grids, **{k: g for k, (g, _) in at_cap.items()}})
     estimates = check_solver_time(
-        cond, plan.with_grids({**plan.grids, **{k: g for k, (g, _) in at_cap.items()}}),
-        fams, unc.max_seconds, peaks,
+        cond, capped_plan, fams, unc.max_seconds, peaks,
         influences=unc.n_boot == "auto" and unc.common_n is None,
+        replicates=_default_replicates(cond, capped_plan, fams, unc),
     )  # fmt: skip
     # Refined before any band is computed, so bands and replicates cover the final grid.
     evaluated = {}
