@@ -82,6 +82,7 @@ def test_the_estimate_includes_the_replicates_of_large_n_families(monkeypatch, c
     as run at once) and planned next to the solvers, and recorded with the estimate."""
     monkeypatch.setattr(_passes, "SOLVER_PROBE_N", 100)
     monkeypatch.setattr(_passes, "PRINT_PLAN_AFTER_S", 0.0)
+    monkeypatch.setattr(_passes, "REPLICATE_PROBE_MIN_N", 500)
     tree = dp.profiles({"a": _set(600), "b": _set(500, seed=1)}, representation="x",
                        distance="euclidean", families=["vendi", "circles"],
                        method="large")  # fmt: skip
@@ -92,11 +93,14 @@ def test_the_estimate_includes_the_replicates_of_large_n_families(monkeypatch, c
     assert node.attrs["uncertainty_circles"] == "half-sample replicates (40) of its exact method"
     recorded = json.loads(node.attrs["solver_seconds_estimated"])
     assert recorded["circles uncertainty"] > 0 and recorded["vendi uncertainty"] > 0
-    # without the default uncertainty there are no replicates to plan
-    tree = dp.profiles({"a": _set(600)}, representation="x", distance="euclidean",
-                       families=["circles"], method="large", n_boot=0)  # fmt: skip
-    recorded = json.loads(tree["x/euclidean"].attrs.get("solver_seconds_estimated", "{}"))
-    assert "circles uncertainty" not in recorded
+    # without the default uncertainty there are no replicates to plan, and below
+    # REPLICATE_PROBE_MIN_N samples they are not timed (seconds)
+    for n, n_boot, floor in ((600, 0, 500), (600, "auto", 601)):
+        monkeypatch.setattr(_passes, "REPLICATE_PROBE_MIN_N", floor)
+        tree = dp.profiles({"a": _set(n)}, representation="x", distance="euclidean",
+                           families=["circles"], method="large", n_boot=n_boot)  # fmt: skip
+        recorded = json.loads(tree["x/euclidean"].attrs.get("solver_seconds_estimated", "{}"))
+        assert "circles uncertainty" not in recorded
 
 
 def test_circles_half_samples_on_the_large_method_are_refused_beyond_max_seconds():

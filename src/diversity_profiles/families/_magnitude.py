@@ -422,6 +422,10 @@ def magnitude_jackknife(
     return out
 
 
+#: Above this t·max(D) every off-diagonal entry of Z_t is 0 in float32: the float64 path.
+_FLOAT32_PRODUCT_MAX = 1e30
+
+
 class _Jackknife:
     """The weights and the diagonal of Z_t^-1 at one scale after another, from one D
     (its float32 copy and one float32 work matrix held across scales)."""
@@ -435,11 +439,18 @@ class _Jackknife:
         self.ones = np.ones(D.shape[0])
 
     def float32(self, t: float) -> tuple[np.ndarray, np.ndarray] | None:
+        # t·D in float32 as (t·dmax)·(D/dmax): distances of 1e170 or scales of 1e168 (units
+        # far from 1) overflow a float32 while their product is an ordinary number.
+        scaled = t * self.dmax
+        if not (self.dmax > 0 and math.isfinite(self.dmax) and scaled < _FLOAT32_PRODUCT_MAX):
+            return None
         if self._float32 is None:  # formed on first use
-            self._float32 = (self.D.astype(np.float32), np.empty(self.D.shape, np.float32))
+            with np.errstate(under="ignore"):
+                unit = (self.D / self.dmax).astype(np.float32)
+            self._float32 = (unit, np.empty(self.D.shape, np.float32))
         lapack, (D32, buf) = self.lapack, self._float32
         with np.errstate(under="ignore"):
-            np.multiply(D32, np.float32(-t), out=buf)
+            np.multiply(D32, np.float32(-scaled), out=buf)
             np.exp(buf, out=buf)
         if t * self.dmax > -math.log(_FLOOR32):
             np.maximum(buf, _FLOOR32, out=buf)  # subnormal entries slow the factorisation

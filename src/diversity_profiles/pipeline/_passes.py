@@ -191,6 +191,12 @@ def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str,
 INFLUENCE_PROBE_N = 3000
 
 
+#: The default's replicates on large-n methods (Circles' half-samples of its exact method,
+#: Gaussian Vendi's subsamples) are timed only when the largest set has this many samples:
+#: below, they take seconds (Circles' 40 half-samples of 1,500: about 15 s per set).
+REPLICATE_PROBE_MIN_N = 3000
+
+
 def influence_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str, float]:
     """family -> estimated seconds of its whole-set influences on its large-n method over
     all sets of ``cond`` (an estimate, like :func:`solver_seconds`; it counts the distances
@@ -293,6 +299,8 @@ def check_solver_time(
     seconds = solver_seconds(cond, plan, fams)
     extra = influence_seconds(cond, plan, fams) if influences else {}
     timed = {}  # one replicate of many: a small share of the work it estimates
+    if max(s.n for s in cond.sets) < REPLICATE_PROBE_MIN_N:
+        replicates = {}  # seconds at most: not worth a timing (nor a varying attribute)
     for name, (run, repeats, how) in (replicates or {}).items():
         batch = min(repeats, replicate_workers())  # as many as run at once, on threads
         start = time.perf_counter()
