@@ -507,6 +507,33 @@ def test_circles_large_brackets_exact(name):
     _check_witnesses(solved, D)
 
 
+def test_swaps_grow_a_greedy_set_to_the_optimum_of_a_star_and_stay_independent():
+    """(1,2)-swaps: the centre of a star gives way to two leaves, and the third leaf, left
+    with no taken neighbour, is taken (3, the optimum). On random geometric graphs the
+    result stays independent and never exceeds the exact optimum (CP-SAT)."""
+    from diversity_profiles.large._circles_large import _improved_by_swaps, _threshold_graphs
+
+    star = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    g, _ = _threshold_graphs(star, "euclidean", np.array([1.0]), 10**6)
+    chosen = np.array([True, False, False, False])
+    got = _improved_by_swaps(g, 0, chosen, np.arange(4))
+    assert got.tolist() == [False, True, True, True] and chosen.sum() == 1  # not mutated
+    rng = np.random.default_rng(4)
+    for trial in range(6):
+        X = rng.uniform(size=(60, 2))
+        D = pairwise_distances(X)
+        tau = float(np.quantile(D[np.triu_indices(60, 1)], 0.05 + 0.05 * trial))
+        g, _ = _threshold_graphs(X, "euclidean", np.array([tau]), 10**6)
+        first = np.zeros(60, dtype=bool)
+        for v in rng.permutation(60):  # a random maximal independent set
+            if not first[g.neighbours(int(v), 0)].any():
+                first[v] = True
+        got = _improved_by_swaps(g, 0, first, rng.permutation(60))
+        w = np.flatnonzero(got)
+        assert np.all(D[np.ix_(w, w)][~np.eye(len(w), dtype=bool)] > tau)
+        assert first.sum() <= len(w) <= dp.circles(D, tau, method="exact")
+
+
 def test_threshold_graphs_match_the_dense_adjacency_across_row_blocks():
     from scipy.sparse.csgraph import connected_components
 
