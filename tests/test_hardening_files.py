@@ -436,21 +436,12 @@ def test_a_signal_during_a_write_leaves_no_temporary(tmp_path, signum, shape):
 
 CLI_WITH_SLOW_DISK = """
 import os, sys, time
-import xarray as xr
 from diversity_profiles import cli
 
-real_to_zarr = xr.DataTree.to_zarr
-
-def slow_to_zarr(self, *args, **kwargs):  # the store is written, then the disk stalls
-    real_to_zarr(self, *args, **kwargs)
-    print("writing", flush=True)
+def slow_fsync(fd):  # the netCDF bytes (or a zarr store's first file) are written, then
+    print("writing", flush=True)  # the disk stalls
     time.sleep(120)
 
-def slow_fsync(fd):  # the netCDF bytes are written, then the disk stalls
-    print("writing", flush=True)
-    time.sleep(120)
-
-xr.DataTree.to_zarr = slow_to_zarr
 os.fsync = slow_fsync
 sys.exit(cli.main(sys.argv[1:]))
 """

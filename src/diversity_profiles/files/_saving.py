@@ -56,7 +56,22 @@ def write_profiles(
     if store_kind(path) == "zarr":
 
         def write(temp: Path) -> None:
-            tree.to_zarr(temp, mode="w-")
+            # Into memory first, then file by file here: zarr writes a store from tasks on
+            # its own event loop, and on a full disk the tasks still in flight after the
+            # first failure printed "Task exception was never retrieved" tracebacks after
+            # our one-line error (a profile tree is small; as the netCDF path, below).
+            import zarr
+
+            chunks: dict = {}
+            tree.to_zarr(zarr.storage.MemoryStore(store_dict=chunks), mode="w-")
+            temp.mkdir()
+            for key, buffer in chunks.items():
+                target = temp.joinpath(*key.split("/"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with open(target, "xb") as fh:
+                    fh.write(buffer.to_bytes())
+                    fh.flush()
+                    os.fsync(fh.fileno())
 
     else:
 
