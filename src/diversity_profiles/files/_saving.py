@@ -66,7 +66,11 @@ def write_profiles(
             tree.to_zarr(zarr.storage.MemoryStore(store_dict=chunks), mode="w-")
             temp.mkdir()
             for key, buffer in chunks.items():
-                target = temp.joinpath(*key.split("/"))
+                parts = key.split("/")
+                if any(part in ("", ".", "..") for part in parts):  # never outside temp
+                    raise ValueError(f"write_profiles: a node or variable path {key!r} of "
+                                     "the tree cannot be a file path; rename it")  # fmt: skip
+                target = temp.joinpath(*parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with open(target, "xb") as fh:
                     fh.write(buffer.to_bytes())
