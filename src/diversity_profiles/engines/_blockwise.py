@@ -18,10 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._distances import distance_block, refine_close_pairs
-
-#: Tile edge: a 2048² float64 tile is 32 MB, large enough for GEMM to run near peak.
-TILE = 2048
+from ._distances import TILE, distance_block, refine_close_pairs
 
 #: The memory a method may use when the caller gives no ``memory_limit`` (bytes).
 DEFAULT_MEMORY = 4 * 1024**3

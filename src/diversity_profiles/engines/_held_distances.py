@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._blockwise import TILE
-from ._distances import distance_block, refine_close_pairs
+from ._distances import distance_matrix
 
 #: Rows per block of a float64 product: a 512 × n float64 buffer (40 MB at n = 10,000).
 ROWS = 512
@@ -22,32 +22,6 @@ def held_bytes(n: int) -> float:
     """Peak bytes of :class:`HeldDistances`: ``D`` (float64), ``Z_t`` (float32), the row
     buffer, and the tiles that build ``D`` (a GEMM tile and its close-pair mask)."""
     return 12.0 * n * n + 8.0 * min(ROWS, n) * n + 3 * 8.0 * TILE * TILE
-
-
-def distance_matrix_tiled(X: np.ndarray, distance: str) -> np.ndarray:
-    """The n × n float64 distances of prepared rows, formed tile by tile into one matrix.
-
-    The same numbers as :class:`._blockwise.PairOperator`'s float64 tiles (GEMM identity,
-    close pairs recomputed from the row difference), made exactly symmetric with a zero
-    diagonal; no second n × n matrix is ever formed (``distances.distance_matrix``
-    symmetrises a full copy).
-    """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    n = X.shape[0]
-    D = np.empty((n, n))
-    for i in range(0, n, TILE):
-        r = slice(i, min(i + TILE, n))
-        for j in range(i, n, TILE):
-            c = slice(j, min(j + TILE, n))
-            T, close = distance_block(X[r], X[c], distance)
-            refine_close_pairs(T, X[r], X[c], distance, close)
-            if i == j:
-                T = (T + T.T) / 2  # GEMM round-off can differ between (i, j) and (j, i)
-                np.fill_diagonal(T, 0.0)
-            D[r, c] = T
-            if i != j:
-                D[c, r] = T.T
-    return D
 
 
 class HeldDistances:
@@ -68,7 +42,7 @@ class HeldDistances:
     """
 
     def __init__(self, X: np.ndarray, distance: str):
-        self.D = distance_matrix_tiled(X, distance)
+        self.D = distance_matrix(X, distance)
         self.n = self.D.shape[0]
         self.Z32: np.ndarray | None = None  # refilled in place at every scale
         self._rows = np.empty((min(ROWS, self.n), self.n))
