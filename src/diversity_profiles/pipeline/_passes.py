@@ -224,8 +224,9 @@ def influence_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[s
             fam.influence(cond, plan, probe, point, {})
             times.append(time.perf_counter() - start)
         p = float(np.clip(np.log2(max(times[1], 1e-9) / max(times[0], 1e-9)), 2.0, how.exponent))
-        points = min(how.points, grid.size)
-        out[fam.name] = float(sum(times[1] * (s.n / m) ** p * points for s in runs))
+        out[fam.name] = float(
+            sum(times[1] * (s.n / m) ** p * min(how.points_at(s.n), grid.size) for s in runs)
+        )
     return out
 
 
