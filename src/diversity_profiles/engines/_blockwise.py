@@ -54,6 +54,21 @@ def _workers(groups: int) -> int:
     return max(1, min(groups, os.cpu_count() or 1))
 
 
+def in_groups(work: Callable, groups: list) -> list:
+    """``work(group)`` for each group, on up to as many threads as cores; results in order.
+
+    For numpy work that releases the GIL (GEMM, elementwise maps of large arrays) on
+    disjoint outputs, or outputs summed afterwards in group order (the same bits on any
+    machine)."""
+    workers = _workers(len(groups))
+    if workers == 1:
+        return [work(g) for g in groups]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(work, groups))
+
+
 def one_thread() -> contextlib.AbstractContextManager:
     """A context running BLAS/LAPACK on one thread, for the many small factorisations.
 
@@ -173,19 +188,8 @@ class PairOperator:
 
         tiles = list(self._tiles())
         groups = min(TILE_GROUPS, len(tiles))
-        self._in_groups(fill, [tiles[g::groups] for g in range(groups)])
+        in_groups(fill, [tiles[g::groups] for g in range(groups)])
         self.held = K
-
-    @staticmethod
-    def _in_groups(work: Callable, groups: list) -> list:
-        """``work(group)`` for each group, on up to TILE_GROUPS threads; results in order."""
-        workers = _workers(len(groups))
-        if workers == 1:
-            return [work(g) for g in groups]
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(work, groups))
 
     def release(self) -> None:
         self.held = None
@@ -205,7 +209,7 @@ class PairOperator:
             for a, b in blocks:
                 out[a:b] = K[a:b] @ V32
 
-        self._in_groups(rows, [[blk] for blk in itertools.pairwise(edges)])
+        in_groups(rows, [[blk] for blk in itertools.pairwise(edges)])
         return out
 
     def matmat(
@@ -239,7 +243,7 @@ class PairOperator:
 
         tiles = list(self._tiles())
         groups = tile_groups(len(tiles), self.n, V2.shape[1])
-        parts = self._in_groups(product, [tiles[g::groups] for g in range(groups)])
+        parts = in_groups(product, [tiles[g::groups] for g in range(groups)])
         out, total = parts[0]
         for part, part_total in parts[1:]:  # in group order: the same sum on any machine
             out += part

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._blockwise import TILE
+from ._blockwise import TILE, TILE_GROUPS, in_groups
 from ._distances import distance_matrix
 
-#: Rows per block of a float64 product: a 512 × n float64 buffer (40 MB at n = 10,000).
+#: Rows per block of a float64 product: a 512 × n float64 buffer (40 MB at n = 10,000)
+#: per thread.
 ROWS = 512
 
 
 def held_bytes(n: int) -> float:
     """Peak bytes of :class:`HeldDistances`: ``D`` (float64), ``Z_t`` (float32), the row
-    buffer, and the tiles that build ``D`` (a GEMM tile and its close-pair mask)."""
-    return 12.0 * n * n + 8.0 * min(ROWS, n) * n + 3 * 8.0 * TILE * TILE
+    buffers of a float64 product (one per thread), and the tiles that build ``D`` (a GEMM
+    tile and its close-pair mask)."""
+    return 12.0 * n * n + TILE_GROUPS * 8.0 * min(ROWS, n) * n + 3 * 8.0 * TILE * TILE
 
 
 class HeldDistances:
@@ -45,10 +47,16 @@ class HeldDistances:
         self.D = distance_matrix(X, distance)
         self.n = self.D.shape[0]
         self.Z32: np.ndarray | None = None  # refilled in place at every scale
-        self._rows = np.empty((min(ROWS, self.n), self.n))
 
     def kernel(self, t: float) -> HeldKernel:
         return HeldKernel(self, t)
+
+
+def _dealt(starts: range) -> list[list[int]]:
+    """Row-block starts dealt into TILE_GROUPS groups by position: the upper triangle's
+    blocks shrink down the rows, so every group gets long and short ones."""
+    blocks = list(starts)
+    return [g for g in (blocks[k::TILE_GROUPS] for k in range(TILE_GROUPS)) if g]
 
 
 class HeldKernel:
@@ -81,13 +89,24 @@ class HeldKernel:
         ``exp(−t·D[rows, rows₀:])`` (a reused buffer) multiplies V both ways."""
         vec = V.ndim == 1
         V2 = np.ascontiguousarray(V[:, None] if vec else V, dtype=np.float64)
-        out = np.zeros(V2.shape)
-        buf, n = self.held._rows, self.n
-        for i in range(0, n, buf.shape[0]):
-            b = min(buf.shape[0], n - i)
-            T = self._exp(self.held.D[i : i + b, i:], buf[:b, : n - i])
-            out[i : i + b] += T @ V2[i:]
-            out[i + b :] += T[:, b:].T @ V2[i : i + b]
+        step, n = ROWS, self.n
+
+        def part(starts) -> np.ndarray:  # one group's row blocks, into its own sum
+            out = np.zeros(V2.shape)
+            buf = np.empty((min(step, n), n))
+            for i in starts:
+                b = min(step, n - i)
+                T = self._exp(self.held.D[i : i + b, i:], buf[:b, : n - i])
+                out[i : i + b] += T @ V2[i:]
+                out[i + b :] += T[:, b:].T @ V2[i : i + b]
+            return out
+
+        # The exp of each block was one core's work while the other idled: the blocks are
+        # dealt into groups on threads, summed in group order (the same bits anywhere).
+        parts = in_groups(part, _dealt(range(0, n, step)))
+        out = parts[0]
+        for other in parts[1:]:
+            out += other
         return out[:, 0] if vec else out
 
     def fill32(self, expm1: bool) -> None:
@@ -100,11 +119,15 @@ class HeldKernel:
         if held.Z32 is None:
             held.Z32 = np.empty((self.n, self.n), dtype=np.float32)
         f = np.expm1 if expm1 else np.exp
-        step = held._rows.shape[0]
-        for i in range(0, self.n, step):
-            Z = held.Z32[i : i + step, i:]
-            np.multiply(held.D[i : i + step, i:], -self.t, out=Z, casting="same_kind")
-            f(Z, out=Z)
+        Z32, step = held.Z32, ROWS
+
+        def fill(starts) -> None:  # disjoint row blocks: no two threads write one entry
+            for i in starts:
+                Z = Z32[i : i + step, i:]
+                np.multiply(held.D[i : i + step, i:], -self.t, out=Z, casting="same_kind")
+                f(Z, out=Z)
+
+        in_groups(fill, _dealt(range(0, self.n, step)))
         self.expm1 = expm1
 
     def matvec32(self, v: np.ndarray) -> np.ndarray:
