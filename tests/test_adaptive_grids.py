@@ -97,7 +97,9 @@ def test_the_domain_attribute_counts_the_points_of_every_refined_grid(quick_tree
         m = PATTERN.search(text)
         assert m, text
         coarse, bend, crossing = map(int, m.groups())
-        assert coarse + bend + crossing == ds[dim].size <= MAX_POINTS
+        touch = re.search(r"; (\d+) points where two sets' bands go from apart", text)
+        touched = int(touch.group(1)) if touch else 0
+        assert coarse + bend + crossing + touched == ds[dim].size <= MAX_POINTS
         assert coarse <= COARSE_POINTS and "crossing tolerance 1e-05" in text
     assert int(PATTERN.search(ds.t.attrs["domain"]).group(3)) > 0  # the crossing got points
     assert PATTERN.search(ds.tau.attrs["domain"]).group(2) == "0"  # a step function: no bends
@@ -221,3 +223,23 @@ def test_extending_an_adaptive_grid_continues_its_mean_log_spacing():
     np.testing.assert_allclose(longer.t.values[-2:], t[-1] * step ** np.arange(1, 3), rtol=1e-12)
     ref = [float(_magnitude_line(_line(QUICK)["A"], x)) for x in longer.t.values[-2:]]
     np.testing.assert_allclose(longer.magnitude.values[0, -2:], ref, rtol=1e-10)
+
+
+def test_points_are_added_where_two_sets_bands_go_from_apart_to_overlapping():
+    """Large-n Vendi's certified brackets overlap at small q and come apart at larger q
+    (B is a narrower copy of A's distribution): the grid locates where they come apart,
+    the two neighbouring points within TOUCH_TOL of each other on log q."""
+    from diversity_profiles.pipeline._adaptive import TOUCH_TOL
+
+    rng = np.random.default_rng(0)
+    sets = {"A": rng.normal(size=(700, 8)), "B": 0.8 * rng.normal(size=(700, 8))}
+    tree = dp.profiles(sets, representation="x", distance="euclidean", families=["vendi"],
+                       method="large", n_boot=0)  # fmt: skip
+    ds = tree["x/euclidean"].to_dataset()
+    lo, hi, q = ds.vendi_lower.values, ds.vendi_upper.values, ds.q.values
+    apart = (lo[0] > hi[1]) | (hi[0] < lo[1])
+    edges = np.flatnonzero(apart[:-1] != apart[1:])
+    assert len(edges) and apart[-2] and not apart[1], apart  # overlapping, then apart
+    for i in edges:
+        assert 0 < np.log(q[i + 1]) - np.log(q[i]) <= TOUCH_TOL, (q[i], q[i + 1])
+    assert "points where two sets' bands go from apart to overlapping" in ds.q.attrs["domain"]

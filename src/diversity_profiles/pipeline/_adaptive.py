@@ -12,6 +12,11 @@ comparable point by point:
   bracket's middle (so the bracket at least halves); step functions (Circles) get the middle
   only (bisection of a threshold). The straight line the verdict draws between the two
   points of a bracket this narrow is off by far less than 1e-4 of θ.
+- **touching bands**: where two sets' bands (certified bounds, or value ± error bar, as the
+  large-n methods give them while the grid is refined) go from apart to overlapping between
+  neighbouring points, the interval's middle is added until it is at most TOUCH_TOL wide:
+  that is where a certified "above" ends. Sampling bands come after the grid is fixed
+  (they are computed on it), so they do not move points.
 - **bends** (smooth families with a relative margin): where the linear interpolation between
   two points may be off by more than BEND_SHARE of the family's margin (the error bound
   h²/8 · |f''| with f'' from the divided differences of the neighbours), the middle is added.
@@ -49,6 +54,9 @@ COARSE_POINTS = 25
 MAX_POINTS = 100
 #: Width of a bracketed crossing on the axis coordinate (log θ, or θ / domain width).
 CROSSING_TOL = 1e-5
+#: Width on the axis coordinate down to which an interval where two sets' bands go from
+#: apart to overlapping is halved (looser than crossings: it locates a verdict's edge).
+TOUCH_TOL = 1e-3
 #: Share of the family's margin that linear interpolation between two points may be off by.
 BEND_SHARE = 0.5
 #: Rounds of refinement at most (each evaluates every set once at the round's new points).
@@ -135,6 +143,50 @@ def crossing_points(
     return middles + beside
 
 
+def touching_points(
+    u: np.ndarray, lower: np.ndarray, upper: np.ndarray, tol: float = TOUCH_TOL
+) -> list[float]:
+    """Middles of the intervals (wider than ``tol``) where some pair of sets' bands goes
+    from apart to overlapping: ``lower``/``upper`` are set × point, in grid order.
+
+    >>> u = np.log([1.0, 2.0, 4.0])
+    >>> lo, hi = np.array([[5.0, 5.0, 5.0], [1.0, 4.0, 6.0]]), np.array([[6.0, 6, 6], [2, 4.5, 7]])
+    >>> np.exp(touching_points(u, lo, hi)).round(4).tolist()  # apart, apart, overlapping
+    [2.8284]
+    """
+    width = np.diff(u)
+    open_ = np.isfinite(width) & (width > tol)
+    out: list[float] = []
+    for ia, ib in combinations(range(lower.shape[0]), 2):
+        with np.errstate(invalid="ignore"):
+            state = np.where(lower[ia] > upper[ib], 1.0, np.where(upper[ia] < lower[ib], -1.0, 0.0))
+            known = np.isfinite(lower[ia] + upper[ia] + lower[ib] + upper[ib])
+            # exact values (bands of width 0) only tie: crossings handle those
+            known &= (upper[ia] - lower[ia]) + (upper[ib] - lower[ib]) > 0
+        changes = (state[:-1] != state[1:]) & known[:-1] & known[1:] & open_
+        out += [0.5 * (u[i] + u[i + 1]) for i in np.flatnonzero(changes)]
+    return out
+
+
+def _bands(fam: Family, results: Sequence[Result]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(lower, upper), set × point, of each set's band while the grid is refined: the
+    family's certified bounds, else value ± error; None unless every set has one."""
+    lows, highs = [], []
+    names = fam.bounds or (f"{fam.name}_lower", f"{fam.name}_upper")
+    for r in results:
+        value = np.asarray(r[fam.name][0], dtype=np.float64)
+        if all(name in r for name in names):
+            lo, hi = (np.asarray(r[name][0], dtype=np.float64) for name in names)
+        elif f"{fam.name}_error" in r:
+            err = np.abs(np.asarray(r[f"{fam.name}_error"][0], dtype=np.float64))
+            lo, hi = value - err, value + err
+        else:
+            return None
+        lows.append(np.where(np.isnan(lo), value, lo))
+        highs.append(np.where(np.isnan(hi), value, hi))
+    return np.stack(lows), np.stack(highs)
+
+
 def _order_changes(s: np.ndarray, step: bool) -> np.ndarray:
     """Intervals (i, i + 1) that bracket a change of the leading set, as the verdict reads it:
     between neighbours of opposite sign; for a step function also the two ends of a tied run
@@ -219,13 +271,15 @@ def refine(
     parts: list[list[tuple[np.ndarray, Result]]] = [[(coarse, ev(coarse))] for ev in evals]
     grid = coarse
     results = [r for _, r in (p[0] for p in parts)]
-    added = {"bend": 0, "crossing": 0}
+    added = {"bend": 0, "crossing": 0, "touch": 0}
     capped = bends_capped = False
     margin = fam.rule.margin if fam.rule.margin_unit == "relative" else None
     for _ in range(MAX_ROUNDS):
         u = axis_u(grid, fam.axis)
         values = np.stack([np.asarray(r[fam.name][0], dtype=np.float64) for r in results])
         cross = crossing_points(u, values, fam.rule.step)
+        bands = _bands(fam, results) if len(results) > 1 else None
+        touch = [] if bands is None else touching_points(u, *bands)
         bends = (
             np.empty((0, 2))
             if fam.rule.step or margin is None
@@ -234,9 +288,11 @@ def refine(
         bends = bends[np.argsort(-bends[:, 0])] if bends.size else bends  # worst first
         room = MAX_POINTS - grid.size  # crossings: up to MAX_POINTS on either method
         new_u = _fresh(cross, u)
-        if len(new_u) > room:
-            capped, new_u = True, new_u[: max(room, 0)]
         kinds = ["crossing"] * len(new_u)
+        new_u += [t for t in _fresh(touch, u) if t not in new_u]
+        kinds += ["touch"] * (len(new_u) - len(kinds))
+        if len(new_u) > room:
+            capped, new_u, kinds = True, new_u[: max(room, 0)], kinds[: max(room, 0)]
         more = [m for m in _fresh(list(bends[:, 1]), u) if m not in new_u]
         take = max(max_points - grid.size - len(new_u), 0)
         bends_capped |= len(more) > take
@@ -262,6 +318,11 @@ def refine(
         f"{how}; adaptive: {coarse.size} coarse + {added['bend']} bend + {added['crossing']} "
         f"crossing points, {tolerance_text(fam)}"
     )
+    if added["touch"]:
+        text += (
+            f"; {added['touch']} points where two sets' bands go from apart to overlapping "
+            f"(located to {TOUCH_TOL:g})"
+        )
     if margin is not None and not fam.rule.step:
         text += (
             f", linear interpolation within {BEND_SHARE:g} x the {margin:g} relative margin "
