@@ -604,3 +604,23 @@ def test_vendi_large_error_bar_covers_rounding_at_high_orders():
     r = vendi_large(X, qs, bandwidth=h, rank=60, probes=10, steps=15)
     assert np.all(np.abs(r.value - exact) <= r.error)
     assert np.all(r.error <= np.maximum(r.value - r.lower, r.upper - r.value))
+
+
+def test_vendi_large_redoes_its_probes_in_float64_and_stays_covered():
+    """1,500 points in 3-d: most eigenvalues of K/n lie below the float32 noise, so
+    precision="auto" redoes the probes' Lanczos in float64 (the Ritz columns keep float32,
+    their unresolved part in the error bar). Dense eigvalsh is the reference: every order
+    within its error bar."""
+    from scipy.spatial.distance import cdist, pdist
+
+    X = np.random.default_rng(1).normal(size=(1500, 3))
+    h = float(np.median(pdist(X)))
+    qs = np.array([0.25, 0.5, 1.0, 1.5, 2.0, np.inf])
+    r = vendi_large(X, qs, bandwidth=h, progress=False)
+    assert r.details["precision"] == "double"
+    lam = np.linalg.eigvalsh(np.exp(-cdist(X, X, "sqeuclidean") / (2 * h * h)) / len(X))
+    lam = lam[lam > 0]
+    ref = [np.sum(lam**q) ** (1 / (1 - q)) for q in qs[:2]]
+    ref += [np.exp(-np.sum(lam * np.log(lam)))]
+    ref += [np.sum(lam**q) ** (1 / (1 - q)) for q in qs[3:5]] + [1 / lam.max()]
+    assert np.all(np.abs(r.value - ref) <= r.error + 1e-12 * np.asarray(ref)), (r.value, ref)
