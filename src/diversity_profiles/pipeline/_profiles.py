@@ -28,6 +28,7 @@ from ..core import (
 from ..engines import median_bandwidth
 from ..large import SOLVERS
 from . import _adaptive as adaptive
+from ._beside import evaluate_beside, families_beside
 from ._between import with_interpolation_bounds
 from ._condition import Condition
 from ._large import engine
@@ -779,13 +780,18 @@ def profile_condition(
     )  # fmt: skip
     # Refined before any band is computed, so bands and replicates cover the final grid.
     evaluated = {}
-    for fam in adaptive_families(plan, fams, domains, n_points, sessions):
+    refined = adaptive_families(plan, fams, domains, n_points, sessions)
+    beside = families_beside(plan, fams, refined, estimates, peaks)
+    running = evaluate_beside(cond, plan, beside) if beside else None
+    for fam in refined:
         coarse, how_chosen = grids[fam.name]
         grid, per_set, text = adaptive.refine(
             fam, cond, plan, coarse, how_chosen, evaluators=sessions.get(fam.name)
         )
         grids[fam.name], evaluated[fam.name] = (grid, text), per_set
     sessions.clear()  # the solvers' held matrices go with them
+    if running is not None:
+        evaluated.update(running.result())
     plan = plan.with_grids({name: grid for name, (grid, _) in grids.items()})
     how = {name: text for name, (_, text) in grids.items()}
     ds = _build_dataset(cond, plan, fams, how, unc, evaluated)
