@@ -46,3 +46,22 @@ def test_by_default_a_bar_appears_when_the_first_step_predicts_more_than_the_thr
     monkeypatch.setattr(_budget, "PROGRESS_AFTER_S", -1.0)
     magnitude_large(X, [0.5, 1.0])
     assert "magnitude_large: scales of 200 points" in capsys.readouterr().err
+
+
+def test_the_plans_probes_draw_no_bar(capsys):
+    """The up-front plan times the solvers on small probes inside quiet_progress: a bar
+    there would read as if the real run had started. Outside it the same loop, predicted
+    to be long (after_s=0), draws one."""
+    import time
+
+    from diversity_profiles.core import quiet_progress, timed_progress
+
+    def loop():
+        for _ in timed_progress(range(3), total=3, desc="probe", after_s=0.0):
+            time.sleep(0.01)
+
+    with quiet_progress():
+        loop()
+    assert "probe" not in capsys.readouterr().err
+    loop()
+    assert "probe" in capsys.readouterr().err

@@ -15,7 +15,7 @@ from ._escaping import (
 )
 from ._inputs import SAMPLE_DIM, refuse_dataless_tensor, samples_first
 from ._methods import BOUNDS, ESTIMATE, EXACT, STRENGTH
-from ._progress import progress, timed_progress
+from ._progress import progress, quiet_progress, timed_progress
 from ._representation import Representation
 from ._validation import (
     MATRIX_RTOL,
@@ -71,6 +71,7 @@ __all__ = [
     "plan_repeats",
     "plan_work",
     "progress",
+    "quiet_progress",
     "refuse_dataless_tensor",
     "require",
     "samples_first",

@@ -12,9 +12,31 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 T = TypeVar("T")
+
+#: Set inside :func:`quiet_progress` (per thread of control, not a module-wide switch).
+_QUIET: ContextVar[bool] = ContextVar("diversity_profiles_quiet_progress", default=False)
+
+
+@contextmanager
+def quiet_progress() -> Iterator[None]:
+    """Inside, a bar that decides for itself (:func:`timed_progress` with ``enabled=None``)
+    stays hidden: for short runs whose time is what is wanted, such as the up-front plan's
+    probes (a bar for a probe of 1,500 samples read as if the real run had started).
+
+    >>> with quiet_progress():
+    ...     list(timed_progress(range(2), total=2, desc="probe", after_s=0.0))
+    [0, 1]
+    """
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
 
 
 def progress(
@@ -57,6 +79,8 @@ def timed_progress(
     >>> list(timed_progress(range(3), total=3, desc="quick"))  # too fast for a bar
     [0, 1, 2]
     """
+    if enabled is None and _QUIET.get():
+        enabled = False
     if enabled is not None:
         yield from progress(items, total=total, desc=desc, enabled=enabled, unit=unit)
         return

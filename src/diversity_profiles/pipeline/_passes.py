@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core import human_bytes, plan_work
+from ..core import human_bytes, plan_work, quiet_progress
 from ..engines import LogDistanceHistogram, iter_distance_blocks
 from ..large import SOLVERS
 from ._condition import BLOCK, Condition, PreparedSet
@@ -137,7 +137,8 @@ def _probe_subset(cond: Condition, item: PreparedSet, size: int) -> PreparedSet:
 
 def _timed_run(cond: Condition, plan: Plan, fam: Family, item: PreparedSet) -> float:
     start = time.perf_counter()
-    fam.evaluate(cond, plan, item, plan.grids[fam.name])
+    with quiet_progress():  # a probe's bar would read as the run itself
+        fam.evaluate(cond, plan, item, plan.grids[fam.name])
     return time.perf_counter() - start
 
 
@@ -185,9 +186,11 @@ def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str,
 #: magnitude's exact jackknife, ``Family.large_influence``) are timed at one grid point on
 #: random subsets of half and all of this many samples of the largest set; the exponent of
 #: the two times (clipped to [2, the family's]) grows them to each set's n, per point. Only
-#: sets of at least twice this many are estimated (smaller ones take seconds). Measured
-#: (10 scales, 2 cores): 60 s estimated against 44 s at n = 10,000, d = 768; 57 s against
-#: 28 s at 6,000, d = 2.
+#: sets of at least twice this many are estimated (smaller ones take seconds). The
+#: probe's distances are formed before the timing and grown as n² once per set: timed with
+#: them, d = 768 counted 0.6 s of O(n² d) work per point as O(n³), and the estimate at
+#: n = 10,000 (7 scales) came out 218 s against 24 s. Earlier (10 scales, 2 cores): 60 s
+#: estimated against 44 s at n = 10,000, d = 768; 57 s against 28 s at 6,000, d = 2.
 INFLUENCE_PROBE_N = 3000
 
 
@@ -217,15 +220,23 @@ def influence_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[s
         if biggest.n < 2 * m:
             continue
         point = grid[grid.size // 2 : grid.size // 2 + 1]
-        times = []
+        times, formed = [], 0.0
         for size in (m // 2, m):
             probe = _probe_subset(cond, biggest, size)
             start = time.perf_counter()
-            fam.influence(cond, plan, probe, point, {})
+            _ = probe.D  # the distances are formed once per set, not at every point
+            formed = time.perf_counter() - start
+            start = time.perf_counter()
+            with quiet_progress():
+                fam.influence(cond, plan, probe, point, {})
             times.append(time.perf_counter() - start)
         p = float(np.clip(np.log2(max(times[1], 1e-9) / max(times[0], 1e-9)), 2.0, how.exponent))
         out[fam.name] = float(
-            sum(times[1] * (s.n / m) ** p * min(how.points_at(s.n), grid.size) for s in runs)
+            sum(
+                times[1] * (s.n / m) ** p * min(how.points_at(s.n), grid.size)
+                + formed * (s.n / m) ** 2
+                for s in runs
+            )
         )
     return out
 
@@ -305,7 +316,8 @@ def check_solver_time(
     for name, (run, repeats, how) in (replicates or {}).items():
         batch = min(repeats, replicate_workers())  # as many as run at once, on threads
         start = time.perf_counter()
-        run(batch)
+        with quiet_progress():
+            run(batch)
         timed[name] = ((time.perf_counter() - start) * repeats / batch, how)
     methods = {f.name: f.large_influence.method for f in fams if f.large_influence is not None}
     text = describe_estimate(
