@@ -38,12 +38,14 @@ budget; they keep a fixed grid of LARGE_POINTS points, which the attribute says.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from itertools import combinations
 
 import numpy as np
 
 from ..core import STRENGTH
 from ._condition import Condition, PreparedSet
+from ._layout import bracket_of
 from ._plan import Plan
 from ._registry import Family, Result
 
@@ -168,22 +170,20 @@ def touching_points(
     return out
 
 
+def _stored(result: Result, name: str) -> object | None:
+    return result[name][0] if name in result else None
+
+
 def _bands(fam: Family, results: Sequence[Result]) -> tuple[np.ndarray, np.ndarray] | None:
-    """(lower, upper), set × point, of each set's band while the grid is refined: the
-    family's certified bounds, else value ± error; None unless every set has one."""
+    """(lower, upper), set × point, of each set's band while the grid is refined (as
+    :func:`._layout.brackets` reads them from a tree); None unless every set has one."""
     lows, highs = [], []
-    names = fam.bounds or (f"{fam.name}_lower", f"{fam.name}_upper")
     for r in results:
-        value = np.asarray(r[fam.name][0], dtype=np.float64)
-        if all(name in r for name in names):
-            lo, hi = (np.asarray(r[name][0], dtype=np.float64) for name in names)
-        elif f"{fam.name}_error" in r:
-            err = np.abs(np.asarray(r[f"{fam.name}_error"][0], dtype=np.float64))
-            lo, hi = value - err, value + err
-        else:
+        band = bracket_of(fam.name, partial(_stored, r))
+        if band is None:
             return None
-        lows.append(np.where(np.isnan(lo), value, lo))
-        highs.append(np.where(np.isnan(hi), value, hi))
+        lows.append(band[0])
+        highs.append(band[1])
     return np.stack(lows), np.stack(highs)
 
 

@@ -102,15 +102,24 @@ def brackets(ds: xr.Dataset, family: str) -> tuple[np.ndarray, np.ndarray] | Non
     ``<family>_upper``, else the value ± ``<family>_error``; None when none is stored (the
     values are exact). A NaN bound (a set computed exactly beside large-n ones) is the
     value itself."""
-    values = np.asarray(ds[family].values, dtype=np.float64)
+    return bracket_of(family, lambda name: ds[name].values if name in ds else None)
+
+
+def bracket_of(
+    family: str, stored: Callable[[str], object | None]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`brackets` from any store: ``stored(name)`` gives a variable's values, or None
+    where it has none (a dataset, or one set's results while a grid is refined)."""
+    values = np.asarray(stored(family), dtype=np.float64)
     fam = FAMILIES.get(family)
     names = fam.bounds if fam is not None and fam.bounds else (f"{family}_lower", f"{family}_upper")
-    if all(name in ds for name in names):
-        lo, hi = (np.asarray(ds[name].values, dtype=np.float64).reshape(values.shape)
-                  for name in names)  # fmt: skip
-    elif f"{family}_error" in ds:
-        err = np.abs(np.asarray(ds[f"{family}_error"].values, dtype=np.float64))
-        lo, hi = values - err.reshape(values.shape), values + err.reshape(values.shape)
+    found = [stored(name) for name in names]
+    error = stored(f"{family}_error")
+    if all(v is not None for v in found):
+        lo, hi = (np.asarray(v, dtype=np.float64).reshape(values.shape) for v in found)
+    elif error is not None:
+        err = np.abs(np.asarray(error, dtype=np.float64)).reshape(values.shape)
+        lo, hi = values - err, values + err
     else:
         return None
     return np.where(np.isnan(lo), values, lo), np.where(np.isnan(hi), values, hi)
