@@ -66,3 +66,44 @@ def test_an_error_on_the_thread_reaches_the_caller():
 
     with pytest.raises(ValueError, match="from the thread"):
         _beside.Beside(fails).result()
+
+
+def test_a_set_stop_ends_circles_large_at_its_next_check_with_valid_bounds():
+    """Set from another thread (profiles does when it fails or is interrupted), the event
+    ends the call as a spent time budget would: after the first row of tiles, every
+    threshold keeps carried bounds only (a subsample's witnesses below, n above), which
+    still hold: each lies on its side of the uninterrupted call's bracket."""
+    import threading
+
+    from diversity_profiles.large import circles_large
+
+    X = np.random.default_rng(2).normal(size=(2500, 4))  # two rows of tiles
+    taus = np.quantile(np.abs(X[:200, None, :] - X[None, :200, :]).sum(-1), [0.05, 0.3, 0.6])
+    stop = threading.Event()
+    stop.set()
+    cut = circles_large(X, taus, stop=stop, progress=False)
+    full = circles_large(X, taus, progress=False)
+    assert set(cut.kind) == {"skipped"}
+    # both brackets hold the truth: each lower bound lies below the other's upper one
+    assert np.all(cut.lower <= full.upper) and np.all(full.lower <= cut.upper)
+
+
+def test_a_failed_refinement_stops_the_thread_beside_it(monkeypatch):
+    from diversity_profiles.pipeline import _adaptive
+
+    plans = []
+    real = _beside.evaluate_beside
+
+    def spy(cond, plan, fams):
+        plans.append(plan)
+        return real(cond, plan, fams)
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("refinement failed")
+
+    monkeypatch.setattr("diversity_profiles.pipeline._profiles.evaluate_beside", spy)
+    monkeypatch.setattr(_beside, "BESIDE_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(_adaptive, "refine", fails)
+    with pytest.raises(RuntimeError, match="refinement failed"):
+        dp.profiles(SETS, **KW)
+    assert len(plans) == 1 and plans[0].stop is not None and plans[0].stop.is_set()

@@ -12,6 +12,7 @@ solved exactly by CP-SAT.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -99,6 +100,7 @@ def circles_large(
     device: str | None = None,
     time_budget: float | None = None,
     progress: bool | None = None,
+    stop: threading.Event | None = None,
 ) -> CirclesBounds:
     """Circles(τ) brackets for the rows of ``X`` at every ``τ``, for large n.
 
@@ -128,6 +130,10 @@ def circles_large(
         Bars with an ETA over the pair pass (rows of tiles) and the sweeps over the
         thresholds; by default when the first step, timed, predicts the rest to take more
         than a few seconds.
+    stop : threading.Event, optional
+        Set from another thread to end the call at its next check, as when the time
+        budget is spent (what was found so far still bounds each threshold): ``profiles``
+        sets it when it fails or is interrupted while Circles runs beside the others.
 
     Returns
     -------
@@ -160,7 +166,8 @@ def circles_large(
     t0 = time.perf_counter()
     deadline = None if time_budget is None else t0 + float(time_budget)
     n = X.shape[0]
-    built = _threshold_graphs(X, distance, grid, int(limit // 16), device, deadline, progress)
+    built = _threshold_graphs(X, distance, grid, int(limit // 16), device, deadline, progress,
+                              stop)  # fmt: skip
     t1 = time.perf_counter()
     if built is None:  # the budget ran out in the pair pass: a subsample's witnesses only
         hi = np.full(len(grid), n, dtype=np.int64)
@@ -178,7 +185,7 @@ def circles_large(
         if top < len(grid) - 1:
             above = _subsample_witnesses(X, distance, grid, range(top + 1, len(grid)), seed)
         lo, hi, sets, done = _sweep(graphs, top + 1, len(grid), exact_max_component,
-                                    time_limit, seed, deadline, above, progress)  # fmt: skip
+                                    time_limit, seed, deadline, above, progress, stop)  # fmt: skip
         n_pairs, cap = int(graphs.edges[top]), float(grid[top])
         over_cap = np.arange(len(grid)) > top
     t2 = time.perf_counter()
@@ -190,7 +197,8 @@ def circles_large(
     )  # fmt: skip
 
 
-def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, progress=None):
+def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, progress=None,
+                      stop=None):  # fmt: skip
     """The threshold graphs of ``grid[:top + 1]`` (the largest prefix whose pairs fit in
     ``max_pairs``) and ``top``; None when ``deadline`` passes before the last row of tiles.
     When every pair fits, every pair is kept (those beyond the grid in a last bin of their
@@ -207,7 +215,7 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, 
     rows = range(0, n, TILE)
     desc = f"circles_large: pairs within the thresholds, {n:,} points"
     for a in timed_progress(rows, total=len(rows), desc=desc, enabled=progress, unit="tile row"):
-        if deadline is not None and a and time.perf_counter() > deadline:
+        if a and _over(deadline, stop):
             return None
         for b in range(a, n, TILE):
             if every and hasattr(candidates, "precise"):  # all pairs kept: float64 at once
@@ -240,6 +248,13 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, 
                     "smaller tau."
                 )
     return TauGraphs.from_tiles(n, tiles, top + 2 if every else top + 1, TILE), top
+
+
+def _over(deadline: float | None, stop: threading.Event | None) -> bool:
+    """Whether the time budget is spent or another thread asked the call to stop."""
+    if stop is not None and stop.is_set():
+        return True
+    return deadline is not None and time.perf_counter() > deadline
 
 
 def _tile_pairs(rows: int, cols: int, diagonal: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -568,7 +583,7 @@ def _per_component(values_mask_or_labels, lab, ncomp, cover=False):
 
 
 def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, above=None,
-           progress=None):  # fmt: skip
+           progress=None, stop=None):  # fmt: skip
     """Bounds at every threshold of the grid (``n_grid`` of them; those above the first
     ``m``, the graphs' cap, keep carried bounds and the witnesses in ``above``), the
     witnesses, and which thresholds got both bounds."""
@@ -578,7 +593,7 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, 
     sets = np.zeros((n_grid, n), dtype=bool)
 
     def spent():
-        return deadline is not None and time.perf_counter() > deadline
+        return _over(deadline, stop)
 
     components, covers = [], []
     cover = np.arange(n)  # singletons: a clique cover of every graph

@@ -188,7 +188,7 @@ SOLVERS: Mapping[str, Solver] = MappingProxyType(
             _circles_large.circles_large,
             _options(
                 "distance exact_max_component time_limit seed memory_limit device time_budget "
-                "progress"
+                "progress stop"
             ),
             _circles_large.DISTANCES,
             # Its tiles run on a torch device; it takes no dask set (its threshold graphs are

@@ -221,6 +221,7 @@ def _solver_arguments(
         "time_budget": plan.time_budget,
         "memory_limit": plan.memory_limit,
         "seed": cond.seed,
+        "stop": plan.stop,
     }
     return {
         **{k: v for k, v in settings.items() if k in spec.options},

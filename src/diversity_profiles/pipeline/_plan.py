@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -49,6 +50,10 @@ class Plan:
         Target relative accuracy and seconds per set and family of the large-n methods.
     memory_limit : float or None
         Bytes a large-n method may hold (e.g. Z_t in float32), from the planner.
+    stop : threading.Event or None
+        Set when the call fails or is interrupted while a solver runs on another thread
+        (:mod:`._beside`): the solvers that take it end at their next check. Not a
+        decision about the values: neither compared nor stored.
     """
 
     routes: Mapping[str, str] = field(default_factory=dict)
@@ -58,6 +63,7 @@ class Plan:
     accuracy: float | None = None
     time_budget: float | None = None
     memory_limit: float | None = None
+    stop: threading.Event | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a plan handed to a family cannot be rewritten by it.
@@ -136,5 +142,7 @@ class Plan:
             routes=routes,
             grids=grids or {},
             bandwidth_method=str(data.get("bandwidth_method", "")),
-            **numbers,
+            bandwidth=numbers["bandwidth"],
+            accuracy=numbers["accuracy"],
+            time_budget=numbers["time_budget"],
         )

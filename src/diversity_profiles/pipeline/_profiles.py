@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import threading
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -782,13 +783,18 @@ def profile_condition(
     evaluated = {}
     refined = adaptive_families(plan, fams, domains, n_points, sessions)
     beside = families_beside(plan, fams, refined, estimates, peaks)
-    running = evaluate_beside(cond, plan, beside) if beside else None
-    for fam in refined:
-        coarse, how_chosen = grids[fam.name]
-        grid, per_set, text = adaptive.refine(
-            fam, cond, plan, coarse, how_chosen, evaluators=sessions.get(fam.name)
-        )
-        grids[fam.name], evaluated[fam.name] = (grid, text), per_set
+    stop = threading.Event()  # a failed or interrupted call ends the thread's solvers too
+    running = evaluate_beside(cond, replace(plan, stop=stop), beside) if beside else None
+    try:
+        for fam in refined:
+            coarse, how_chosen = grids[fam.name]
+            grid, per_set, text = adaptive.refine(
+                fam, cond, plan, coarse, how_chosen, evaluators=sessions.get(fam.name)
+            )
+            grids[fam.name], evaluated[fam.name] = (grid, text), per_set
+    except BaseException:
+        stop.set()
+        raise
     sessions.clear()  # the solvers' held matrices go with them
     if running is not None:
         evaluated.update(running.result())
