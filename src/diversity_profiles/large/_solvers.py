@@ -302,7 +302,7 @@ def run_solver(family: str, X: Any, grid: Any, /, **options: Any) -> Any:
     ...
     ValueError: run_solver('circles', X, grid, rtol=...): circles_large takes no option 'rtol'. \
 Its options are: device, distance, exact_max_component, memory_limit, progress, seed, \
-time_budget, time_limit. Leave it out, or pass one of those.
+stop, time_budget, time_limit. Leave it out, or pass one of those.
     """
     s = solver(family)
     call = ", ".join(["X", "grid", *(f"{k}=..." for k in options)])
