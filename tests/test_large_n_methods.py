@@ -249,6 +249,28 @@ def test_vendi_large_without_held_kernel_agrees():
         vendi_large(X, 1.0, bandwidth=0.0)
 
 
+def test_pair_operator_held_in_float64_against_dense():
+    """K held in float64 replaces the float32 one and serves both precisions with float64
+    products: against K formed densely from scipy's distances, to float64 rounding (the
+    float32 K is ~1e-7 off)."""
+    from scipy.spatial.distance import cdist
+
+    from diversity_profiles.engines._blockwise import PairOperator
+
+    X = np.random.default_rng(3).normal(size=(900, 5))
+    V = np.random.default_rng(4).normal(size=(900, 40))  # split by rows on threads
+    K = np.exp(-cdist(X, X, "sqeuclidean") / 8.0)
+    op = PairOperator(X, "euclidean", lambda D, out: np.exp(-(D * D) / 8.0, out=out))
+    op.hold()
+    assert op.held.dtype == np.float32
+    assert np.abs(op.matmat(V) - K @ V).max() > 1e-9  # float32: not to float64 rounding
+    assert op.hold_double() and op.held.dtype == np.float64
+    for double in (True, False):
+        np.testing.assert_allclose(op.matmat(V, double=double), K @ V, rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(op.matmat(V[:, 0], double=True), K @ V[:, 0], rtol=1e-12,
+                               atol=1e-11)  # fmt: skip
+
+
 def test_gaussian_sum_squares_is_q2():
     rng = np.random.default_rng(5)
     X = np.vstack([rng.normal(size=(200, 5))] * 2)
@@ -606,17 +628,19 @@ def test_vendi_large_error_bar_covers_rounding_at_high_orders():
     assert np.all(r.error <= np.maximum(r.value - r.lower, r.upper - r.value))
 
 
-def test_vendi_large_redoes_its_probes_in_float64_and_stays_covered():
+@pytest.mark.parametrize("memory_limit", [None, 5.0 * 1500**2])
+def test_vendi_large_redoes_its_probes_in_float64_and_stays_covered(memory_limit):
     """1,500 points in 3-d: most eigenvalues of K/n lie below the float32 noise, so
     precision="auto" redoes the probes' Lanczos in float64 (the Ritz columns keep float32,
-    their unresolved part in the error bar). Dense eigvalsh is the reference: every order
-    within its error bar."""
+    their unresolved part in the error bar), with K held in float64 (default memory) or
+    from float64 tiles at every step (room for the float32 K only). Dense eigvalsh is the
+    reference: every order within its error bar."""
     from scipy.spatial.distance import cdist, pdist
 
     X = np.random.default_rng(1).normal(size=(1500, 3))
     h = float(np.median(pdist(X)))
     qs = np.array([0.25, 0.5, 1.0, 1.5, 2.0, np.inf])
-    r = vendi_large(X, qs, bandwidth=h, progress=False)
+    r = vendi_large(X, qs, bandwidth=h, progress=False, memory_limit=memory_limit)
     assert r.details["precision"] == "double"
     lam = np.linalg.eigvalsh(np.exp(-cdist(X, X, "sqeuclidean") / (2 * h * h)) / len(X))
     lam = lam[lam > 0]

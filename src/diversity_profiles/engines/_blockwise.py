@@ -1,4 +1,4 @@
-"""Kernel matrices ``F(D)`` of embeddings, applied tile by tile, never held in float64.
+"""Kernel matrices ``F(D)`` of embeddings, applied tile by tile or held when they fit.
 
 The large-n methods (``magnitude_large``, ``vendi_large``) need products ``K @ V`` with
 ``K_ij = F(d(x_i, x_j))`` for n up to ~10^5, where an n × n float64 matrix (80 GB at
@@ -6,7 +6,9 @@ n = 100k) cannot exist. :class:`PairOperator` forms square tiles of distances fr
 embeddings (the GEMM identity of :mod:`distances`, close pairs recomputed from differences),
 maps them through ``F`` and multiplies, visiting each unordered tile once. Single precision
 tiles are ~2× faster (float32 GEMM) and accurate to ~1e-7 relative; double precision tiles
-are the reference that certified bounds are computed against.
+are the reference that certified bounds are computed against. A float32 K is held when
+4 n² bytes fit the caller's memory; a float64 one only for a run of float64 products that
+would otherwise form every tile again at every product (:meth:`PairOperator.hold_double`).
 """
 
 from __future__ import annotations
@@ -176,38 +178,58 @@ class PairOperator:
     def hold(self) -> None:
         """Form and keep K in float32 (4 n² bytes): later single-precision products are
         one GEMM instead of a pass over the tiles."""
-        if self.held is not None:
-            return
-        K = np.empty((self.n, self.n), dtype=np.float32)
+        if self.held is None:
+            self.held = self._formed(double=False)
+
+    def hold_double(self) -> bool:
+        """Form and keep K in float64 (8 n² bytes) in place of a held float32 K (released
+        first: one copy at a time); later products of either precision are then float64
+        GEMMs with it. Returns whether it holds K in float64 (the engines' subclasses do
+        not and return False).
+
+        For a run of float64 products: each one otherwise forms every float64 tile again.
+        Measured at n = 15,000, d = 64 with 128 columns on 2 cores: 3.4 s a product from
+        the tiles, 0.9 s with K held (the distances and the exp are the bulk of a tile).
+        """
+        if self.held is None or self.held.dtype != np.float64:
+            self.held = None
+            self.held = self._formed(double=True)
+        return True
+
+    def _formed(self, double: bool) -> np.ndarray:
+        """K in float64 (``double``) or float32, formed tile by tile on threads."""
+        K = np.empty((self.n, self.n), dtype=np.float64 if double else np.float32)
 
         def fill(tiles) -> None:  # disjoint blocks of K: no two threads write one entry
             for r, c, _ in tiles:
-                T = self.tile(r, c, double=False)
+                T = self.tile(r, c, double=double)
                 K[r, c] = T
                 K[c, r] = T.T
 
         tiles = list(self._tiles())
         groups = min(TILE_GROUPS, len(tiles))
         in_groups(fill, [tiles[g::groups] for g in range(groups)])
-        self.held = K
+        return K
 
     def release(self) -> None:
         self.held = None
 
-    def _held_product(self, V32: np.ndarray) -> np.ndarray:
-        """``held @ V32`` in float64; with many columns, by row blocks on up to
-        TILE_GROUPS threads (the solvers run BLAS on one thread: see one_thread). Measured
-        at n = 10,000 with 328 columns: 0.83 s → 0.44 s on 2 cores. With few columns the
-        product is bound by reading K, and splitting gained ~7 %: one GEMM then."""
+    def _held_product(self, V: np.ndarray) -> np.ndarray:
+        """``held @ V`` in float64 (V cast to the held K's precision); with many columns,
+        by row blocks on up to TILE_GROUPS threads (the solvers run BLAS on one thread:
+        see one_thread). Measured at n = 10,000 with 328 columns: 0.83 s → 0.44 s on 2
+        cores. With few columns the product is bound by reading K, and splitting gained
+        ~7 %: one GEMM then."""
         K = self.held
-        if V32.shape[1] < HELD_SPLIT_MIN_COLUMNS or not isinstance(K, np.ndarray):
-            return (K @ V32).astype(np.float64)
-        out = np.empty((self.n, V32.shape[1]), dtype=np.float64)
+        Vk = np.ascontiguousarray(V, dtype=K.dtype)
+        if Vk.shape[1] < HELD_SPLIT_MIN_COLUMNS or not isinstance(K, np.ndarray):
+            return (K @ Vk).astype(np.float64)
+        out = np.empty((self.n, Vk.shape[1]), dtype=np.float64)
         edges = np.linspace(0, self.n, TILE_GROUPS + 1).astype(int)
 
         def rows(blocks) -> None:  # disjoint row blocks of out
             for a, b in blocks:
-                out[a:b] = K[a:b] @ V32
+                out[a:b] = K[a:b] @ Vk
 
         in_groups(rows, [[blk] for blk in itertools.pairwise(edges)])
         return out
@@ -218,12 +240,14 @@ class PairOperator:
         """``K @ V`` in float64 (V is (n,) or (n, k)); with ``sum_squares`` also ``Σ K_ij²``.
 
         ``double`` forms float64 tiles from the float64 embeddings (the reference product);
-        otherwise float32 tiles (or the held float32 K) with float32 products.
+        otherwise float32 tiles (or the held float32 K) with float32 products. A K held in
+        float64 serves both.
         """
         vec = V.ndim == 1
         V2 = V[:, None] if vec else V
-        if not double and self.held is not None and not sum_squares:
-            out = self._held_product(V2.astype(np.float32))
+        held = self.held
+        if held is not None and not sum_squares and (held.dtype == np.float64 or not double):
+            out = self._held_product(V2)
             return out[:, 0] if vec else out
         dtype = np.float64 if double else np.float32
         Vd = np.ascontiguousarray(V2, dtype=dtype)

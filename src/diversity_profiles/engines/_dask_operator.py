@@ -182,6 +182,11 @@ class DaskPairOperator(PairOperator):
         parts = [call(self.shipped.handle, *self._args(starts)) for starts in self.held_groups]
         self.held = list(dask.persist(*parts, scheduler="threads"))
 
+    def hold_double(self) -> bool:
+        """Holds nothing: the workers form their float64 tiles at each product (see
+        :meth:`PairOperator.hold_double`)."""
+        return False
+
     def matmat(
         self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
     ) -> np.ndarray | tuple[np.ndarray, float]:

@@ -622,6 +622,11 @@ class DevicePairOperator(PairOperator):
             K[c, r] = T.T
         self.held = K  # a device tensor here
 
+    def hold_double(self) -> bool:
+        """Holds nothing: float64 tiles are formed on the device, where that is cheap next
+        to the host (see :meth:`PairOperator.hold_double`)."""
+        return False
+
     def matmat(
         self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
     ) -> np.ndarray | tuple[np.ndarray, float]:

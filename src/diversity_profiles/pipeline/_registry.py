@@ -722,7 +722,9 @@ FAMILIES: dict[str, Family] = {
                 auto_exact_max_n=4000,  # eigenvalues of n × n: 2.4 s at 2000, 161 s at 10,000
                 exact_copies=2,
                 dual_kernel=True,
-                large_solver_bytes=4.0,  # vendi_large holds K in float32 when it fits
+                # vendi_large holds K in float32 when it fits, and in float64 in its place
+                # for the float64 rerun of its probes when that fits
+                large_solver_bytes=(8.0, 4.0),
             ),
             allow_inf=True,
             uses_kernel=True,
