@@ -112,3 +112,57 @@ def test_circles_half_samples_on_the_large_method_are_refused_beyond_max_seconds
     text = str(err.value)
     assert "circles: its sampling uncertainty (half-samples of its exact method" in text
     assert "more than max_seconds=5" in text and "leave out 'circles'" in text
+
+
+def test_timing_probes_hold_and_decide_as_the_set_they_stand_for(monkeypatch):
+    """The probes of 50 and 100 samples stand for a set of 600: the solvers get a memory
+    limit scaled by (m / 600)² (they hold their n × n data only where the set would) and
+    Vendi decides its float64 rerun as for 600 samples; the run itself gets the plan's."""
+    from diversity_profiles.large import open_solver, run_solver
+    from diversity_profiles.pipeline import _large
+
+    seen = []
+
+    def recording(call):
+        def recorded(family, X, *grid, **options):
+            seen.append((family, len(X), options.get("memory_limit"), options.get("precision_n")))
+            return call(family, X, *grid, **options)
+
+        return recorded
+
+    monkeypatch.setattr(_passes, "SOLVER_PROBE_N", 100)
+    monkeypatch.setattr(_large, "open_solver", recording(open_solver))
+    monkeypatch.setattr(_large, "run_solver", recording(run_solver))
+    dp.profiles({"a": _set(600, d=3)}, representation="x", distance="euclidean",
+                families=["vendi"], method="large", n_boot=0)  # fmt: skip
+    runs = {n: (limit, n_for) for family, n, limit, n_for in seen if family == "vendi"}
+    assert set(runs) == {50, 100, 600}
+    full_limit, none = runs[600]
+    assert none is None and full_limit > 0
+    for m in (50, 100):
+        assert runs[m] == (pytest.approx(full_limit * (m / 600) ** 2, rel=1e-12), 600)
+
+
+def test_vendis_rerun_decided_for_a_larger_set():
+    """On 1,500 clustered samples in 64-d (the benchmarks' kind) no probe mass lies below
+    the float32 noise level of 1,500 samples, and the probes stay float32; standing for
+    30,000 samples, where the whole set did rerun (1,451 s of a 1,489 s benchmark run), the
+    same subset reruns in float64. Dense eigvalsh is the reference of both."""
+    from scipy.spatial.distance import cdist, pdist
+
+    from diversity_profiles.large import vendi_large
+
+    rng = np.random.default_rng(0)
+    centres = 3.0 * rng.standard_normal((50, 64))
+    X = centres[rng.integers(0, 50, 1500)] + rng.standard_normal((1500, 64))
+    h = float(np.median(pdist(X)))
+    lam = np.linalg.eigvalsh(np.exp(-cdist(X, X, "sqeuclidean") / (2 * h * h)) / len(X))
+    lam = lam[lam > 0]
+    qs = np.array([0.5, 2.0])
+    ref = np.array([np.sum(lam**q) ** (1 / (1 - q)) for q in qs])
+    for precision_n, expected in ((None, "single"), (1500, "single"), (30_000, "double")):
+        r = vendi_large(X, qs, bandwidth=h, precision_n=precision_n, progress=False)
+        assert r.details["precision"] == expected
+        assert np.all(np.abs(r.value - ref) <= r.error + 1e-12 * ref), (r.value, ref)
+    with pytest.raises(ValueError, match="'precision_n' argument of vendi_large"):
+        vendi_large(X, qs, bandwidth=h, precision_n=0)

@@ -162,7 +162,7 @@ SOLVERS: Mapping[str, Solver] = MappingProxyType(
             _vendi_large.vendi_large,
             _options(
                 "bandwidth rank probes steps ritz_steps power_iterations seed memory_limit "
-                "weights precision device shipped time_budget progress"
+                "weights precision precision_n device shipped time_budget progress"
             ),
             _vendi_large.DISTANCES,
             _EVERYWHERE,

@@ -136,6 +136,7 @@ def vendi_large(
     memory_limit: float | None = None,
     weights: ArrayLike | None = None,
     precision: str = "auto",
+    precision_n: int | None = None,
     device: str | None = None,
     shipped: Shipped | None = None,
     time_budget: float | None = None,
@@ -177,6 +178,10 @@ def vendi_large(
     precision : {"auto", "single", "double"}
         Products of the Lanczos part: float32 (fast) or float64 tiles. ``"auto"`` redoes
         it in float64 when the probes see spectral mass below the float32 noise level.
+    precision_n : int, optional
+        Decide ``"auto"``'s rerun as a set of this many samples from the same source
+        would (default: this set's n). For timing probes on a subset, which must run the
+        rerun the whole set will: see Notes.
     device : str, optional
         A torch device (``"cuda:0"``, ``"cpu"``) for the tiles of K and their products
         (the float64 certifying pass too); the Lanczos vectors stay on the host.
@@ -267,8 +272,8 @@ def vendi_large(
     solver = VendiSolver(
         X, bandwidth=bandwidth, rank=rank, probes=probes, steps=steps, ritz_steps=ritz_steps,
         power_iterations=power_iterations, seed=seed, memory_limit=memory_limit,
-        weights=weights, precision=precision, device=device, shipped=shipped,
-        time_budget=time_budget, progress=progress,
+        weights=weights, precision=precision, precision_n=precision_n, device=device,
+        shipped=shipped, time_budget=time_budget, progress=progress,
     )  # fmt: skip
     return solver.solve(qs)
 
@@ -305,6 +310,7 @@ class VendiSolver:
         memory_limit: float | None = None,
         weights: ArrayLike | None = None,
         precision: str = "auto",
+        precision_n: int | None = None,
         device: str | None = None,
         shipped: Shipped | None = None,
         time_budget: float | None = None,
@@ -317,8 +323,13 @@ class VendiSolver:
         self._op, self._n_total = _operator(
             X, h, weights, device, None if device is not None else shipped
         )
-        self._settings = (rank, probes, (steps, ritz_steps), power_iterations, seed,
-                          memory_limit, precision, time_budget, progress)  # fmt: skip
+        if precision_n is not None and not (isinstance(precision_n, int) and precision_n > 0):
+            raise ValueError(
+                f"The 'precision_n' argument of {FUNC} must be a positive integer (a number "
+                f"of samples) or None. Got {precision_n!r}."
+            )
+        self._settings = (rank, probes, (steps, ritz_steps), power_iterations, seed, memory_limit,
+                          (precision, precision_n), time_budget, progress)  # fmt: skip
         self._state: dict | None = None
 
     def solve(self, q: ArrayLike) -> VendiBounds:
@@ -340,7 +351,8 @@ class VendiSolver:
 
 def _spectral_state(op, n_total, rank, probes, steps, power_iterations, seed, limit, precision,
                     deadline, progress=None) -> dict:  # fmt: skip
-    """Everything the orders are read from: Ritz values and boxes, the Lanczos rules."""
+    """Everything the orders are read from: Ritz values and boxes, the Lanczos rules
+    (``precision``: vendi_large's precision and precision_n)."""
     N = op.n
     limit = DEFAULT_MEMORY if limit is None else float(limit)
     if 4.0 * N * N <= limit:
@@ -367,7 +379,7 @@ def _spectral_state(op, n_total, rank, probes, steps, power_iterations, seed, li
     slq = None
     if not spent:
         slq = _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
-                            deadline, progress, limit)  # fmt: skip
+                            deadline, progress, limit, n_total)  # fmt: skip
     if slq is not None and _nodes_beyond(slq["quad"] + slq["ritz"]):
         # The probes' Lanczos lost orthogonality (a numerically low-rank set: Gauss nodes
         # of 78 and 1.7e7 at n = 50, d = 2): their estimate would be rounding, so the
@@ -440,7 +452,7 @@ def _boxes(theta, rho, r_fro2, fro2, N):
 
 
 def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
-                  deadline=None, progress=None, limit=DEFAULT_MEMORY):  # fmt: skip
+                  deadline=None, progress=None, limit=DEFAULT_MEMORY, n_total=None):  # fmt: skip
     """Lanczos on A from the Ritz vectors U and from Rademacher probes projected off U
     (the probes' on A with the ``separated`` Ritz vectors projected out: see vendi_large).
 
@@ -450,6 +462,7 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
     latter's spectrum together with the Ritz values is a pinching of A's, which biases
     every order (measured up to 0.34% at q = 1, one-sided, at n = 2000).
     """
+    precision, precision_n = precision
     rng = np.random.default_rng(seed)
     N, m = U.shape
     Z = rng.choice([-1.0, 1.0], size=(N, probes))
@@ -474,7 +487,9 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
     floor = 6e-6 * math.sqrt(fro2 / N) if precision != "double" else 0.0
     ritz_floor = floor
     if precision == "auto":
-        low = float(np.mean([r[1][r[0] < floor].sum() for r in result[m:]] or [0.0]))
+        # As a larger set would decide (precision_n): see _rerun_floor.
+        below = _rerun_floor(floor, n_total or N, precision_n)
+        low = float(np.mean([r[1][r[0] < below].sum() for r in result[m:]] or [0.0]))
         precision = "single"
         if low > 1e-3 and (deadline is None or time.perf_counter() < deadline):
             # Only the probes are redone: they carry the small eigenvalues. A Ritz vector's
@@ -494,6 +509,34 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
             precision, floor = "double", 0.0
     return {"z2": z2, "quad": result[m:], "ritz": result[:m], "precision": precision,
             "noise": floor, "ritz_noise": ritz_floor, "steps": done}  # fmt: skip
+
+
+#: How fast the probes' small Gauss nodes approach the float32 noise level as the set
+#: grows: the level at which they see 1e-3 of the mass, in units of the noise level, went
+#: as n^(-0.6) to n^(-1.5) from 750 to 12,000 samples of the benchmarks' clustered sets
+#: (d = 768 and d = 64). The steeper end: a timing probe then errs towards the rerun.
+RERUN_GROWTH = 1.5
+
+
+def _rerun_floor(floor: float, n: int, precision_n: int | None) -> float:
+    """The level below which probe mass calls for the float64 rerun, on a set of ``n``
+    samples standing for one of ``precision_n``.
+
+    The noise level falls as n^(-1/2), the probes' small nodes faster: the rerun a set of
+    30,000 ran (d = 64) was not seen by probes of its 1,500-sample subsets at the noise
+    level of 1,500, and an estimate from them missed the rerun's time (117 s against
+    1,451 s). Read on the subset, a node at ``floor (precision_n / n)^RERUN_GROWTH`` is at
+    about ``floor`` at ``precision_n`` samples. An estimate's guide, not a bound: the run
+    itself decides at its own n.
+
+    >>> _rerun_floor(1e-7, 1500, None), _rerun_floor(1e-7, 1500, 1500)
+    (1e-07, 1e-07)
+    >>> round(_rerun_floor(1e-7, 1500, 6000) / 1e-7, 3)  # (6,000 / 1,500)^1.5
+    8.0
+    """
+    if precision_n is None or precision_n <= n:
+        return floor
+    return floor * (precision_n / n) ** RERUN_GROWTH
 
 
 def _separated(theta, beta):

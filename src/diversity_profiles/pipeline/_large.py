@@ -215,13 +215,20 @@ def _solver_arguments(
     spec = SOLVERS[family]
     if item.embeddings is None or not spec.applies(item.distance, cond.kernel):
         return None
+    memory_limit = plan.memory_limit
+    if plan.probe_of_n is not None and plan.probe_of_n > item.n:
+        # A timing probe holds in memory what the set it stands for would: the solvers'
+        # n × n data (K, Z_t, the pairs within a threshold) grow as n².
+        full = DEFAULT_MEMORY if memory_limit is None else memory_limit
+        memory_limit = full * (item.n / plan.probe_of_n) ** 2
     settings = {
         "distance": item.distance,
         "rtol": plan.accuracy,
         "time_budget": plan.time_budget,
-        "memory_limit": plan.memory_limit,
+        "memory_limit": memory_limit,
         "seed": cond.seed,
         "stop": plan.stop,
+        "precision_n": plan.probe_of_n,
     }
     return {
         **{k: v for k, v in settings.items() if k in spec.options},

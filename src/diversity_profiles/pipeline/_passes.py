@@ -148,8 +148,10 @@ def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str,
     Each large-n family is run on the plan's grid on random subsets of ``m / 2`` and
     ``m`` = :data:`SOLVER_PROBE_N` samples of the largest set; the two times give the
     growth exponent ``p`` (clipped to [1, 2]) and each set of n samples is estimated at
-    ``t(m) (n / m)^p``. A time budget bounds each solver run (set and family) and so the
-    estimate. Sets on dask workers or a torch device, and sets too small to be worth a
+    ``t(m) (n / m)^p``. The probes hold in memory what the largest set would (their
+    memory limit scaled by ``(m / n)²``) and decide Vendi's float64 rerun as it would
+    (``Plan.probe_of_n``). A time budget bounds each solver run (set and family) and so
+    the estimate. Sets on dask workers or a torch device, and sets too small to be worth a
     probe, are not estimated. An estimate, not a bound (``benchmarks/large_n.py`` records
     estimate and time side by side).
     """
@@ -170,7 +172,8 @@ def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str,
     if biggest.n < SOLVER_PROBE_MIN_RATIO * m:
         return {}
     full, half = _probe_subset(cond, biggest, m), _probe_subset(cond, biggest, m // 2)
-    quiet = replace(plan, time_budget=None)  # the probes are never cut short
+    # The probes are never cut short, and decide what depends on n as the set would.
+    quiet = replace(plan, time_budget=None, probe_of_n=biggest.n)
     out: dict[str, float] = {}
     for fam in large:
         t_half, t_full = _timed_run(cond, quiet, fam, half), _timed_run(cond, quiet, fam, full)

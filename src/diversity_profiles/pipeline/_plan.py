@@ -54,6 +54,11 @@ class Plan:
         Set when the call fails or is interrupted while a solver runs on another thread
         (:mod:`._beside`): the solvers that take it end at their next check. Not a
         decision about the values: neither compared nor stored.
+    probe_of_n : int or None
+        Set on the plan of a timing probe (:func:`._passes.solver_seconds`): the probe
+        runs on a subset but stands for a set of this many samples, and the solvers make
+        the choices that depend on n as that set would (what they hold in memory, whether
+        Vendi's probes need float64). Neither compared nor stored.
     """
 
     routes: Mapping[str, str] = field(default_factory=dict)
@@ -64,6 +69,7 @@ class Plan:
     time_budget: float | None = None
     memory_limit: float | None = None
     stop: threading.Event | None = field(default=None, compare=False, repr=False)
+    probe_of_n: int | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a plan handed to a family cannot be rewritten by it.
