@@ -166,3 +166,38 @@ def test_vendis_rerun_decided_for_a_larger_set():
         assert np.all(np.abs(r.value - ref) <= r.error + 1e-12 * ref), (r.value, ref)
     with pytest.raises(ValueError, match="'precision_n' argument of vendi_large"):
         vendi_large(X, qs, bandwidth=h, precision_n=0)
+
+
+def test_pair_work_is_counted_once_and_only_where_the_meter_was_opened():
+    """Nested regions count once; a region on a thread of its own (no meter in its
+    context) is not counted, as a product's worker threads are counted by their caller."""
+    import threading
+    import time
+
+    from diversity_profiles.core import metered_pair_work, pair_work
+
+    def elsewhere():
+        with pair_work():
+            time.sleep(0.3)
+
+    with metered_pair_work() as meter:
+        with pair_work(), pair_work():
+            time.sleep(0.2)
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+        time.sleep(0.1)  # not pair work
+    assert 0.2 <= meter.seconds < 0.29
+    with pair_work():  # no meter open: nothing to count, no error
+        pass
+
+
+def test_the_estimate_grows_pair_work_as_n_squared():
+    """The probes' work over the pairs grows as (n/m)², the rest with its own exponent:
+    against the closed forms of a(n/m)^p + b(n/m)²."""
+    # the rest doubles from half to full (p = 1), the pairs' seconds quadruple
+    assert _passes.grown((1.5, 0.5), (3.0, 2.0), 20.0) == pytest.approx(1.0 * 20 + 2.0 * 400)
+    # the rest grows faster than n² (noise): clipped to 2
+    assert _passes.grown((0.1, 0.0), (1.0, 0.0), 3.0) == pytest.approx(9.0)
+    # the rest shrinks (noise, warm-up): clipped to 1
+    assert _passes.grown((2.0, 0.0), (1.0, 0.5), 4.0) == pytest.approx(0.5 * 4 + 0.5 * 16)

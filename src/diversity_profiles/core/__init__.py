@@ -15,6 +15,7 @@ from ._escaping import (
 )
 from ._inputs import SAMPLE_DIM, refuse_dataless_tensor, samples_first
 from ._methods import BOUNDS, ESTIMATE, EXACT, STRENGTH
+from ._pair_work import PairWorkMeter, counts_as_pair_work, metered_pair_work, pair_work
 from ._progress import progress, quiet_progress, timed_progress
 from ._representation import Representation
 from ._validation import (
@@ -45,6 +46,7 @@ __all__ = [
     "PROGRESS_AFTER_S",
     "SAMPLE_DIM",
     "STRENGTH",
+    "PairWorkMeter",
     "Pairwise",
     "Representation",
     "ScriptSafeEncoder",
@@ -62,11 +64,14 @@ __all__ = [
     "check_similarity_matrix",
     "check_text",
     "check_weights",
+    "counts_as_pair_work",
     "display_labels",
     "human_bytes",
     "markdown_code",
     "markdown_text",
+    "metered_pair_work",
     "one_of",
+    "pair_work",
     "pairwise",
     "plan_repeats",
     "plan_work",

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import counts_as_pair_work
 from ._distances import TILE, distance_block, refine_close_pairs
 
 #: The memory a method may use when the caller gives no ``memory_limit`` (bytes).
@@ -196,6 +197,7 @@ class PairOperator:
             self.held = self._formed(double=True)
         return True
 
+    @counts_as_pair_work
     def _formed(self, double: bool) -> np.ndarray:
         """K in float64 (``double``) or float32, formed tile by tile on threads."""
         K = np.empty((self.n, self.n), dtype=np.float64 if double else np.float32)
@@ -234,6 +236,7 @@ class PairOperator:
         in_groups(rows, [[blk] for blk in itertools.pairwise(edges)])
         return out
 
+    @counts_as_pair_work
     def matmat(
         self, V: np.ndarray, *, double: bool = False, sum_squares: bool = False
     ) -> np.ndarray | tuple[np.ndarray, float]:

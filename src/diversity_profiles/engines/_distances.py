@@ -13,7 +13,13 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import as_finite_array, check_pairwise_memory, one_of, samples_first
+from ..core import (
+    as_finite_array,
+    check_pairwise_memory,
+    counts_as_pair_work,
+    one_of,
+    samples_first,
+)
 
 #: Distances computed from embeddings; "precomputed" means the user passes D.
 EMBEDDING_DISTANCES = ("euclidean", "cosine", "tanimoto", "jaccard")
@@ -164,6 +170,7 @@ def _distances(A: np.ndarray, B: np.ndarray, distance: str) -> np.ndarray:
 TILE = 2048
 
 
+@counts_as_pair_work
 def distance_matrix(X: np.ndarray, distance: str) -> np.ndarray:
     """Full n × n distances of prepared embeddings (symmetric, exact zero diagonal).
 

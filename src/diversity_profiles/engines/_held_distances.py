@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import counts_as_pair_work
 from ._blockwise import TILE, TILE_GROUPS, in_groups
 from ._distances import distance_matrix
 
@@ -84,6 +85,7 @@ class HeldKernel:
         R = self.held.D[np.asarray(idx)]
         return np.ascontiguousarray(self._exp(R, R).T)
 
+    @counts_as_pair_work
     def matmat(self, V: np.ndarray, *, double: bool = True) -> np.ndarray:
         """``Z_t @ V`` in float64 from the upper triangle of D: each row block's
         ``exp(−t·D[rows, rows₀:])`` (a reused buffer) multiplies V both ways."""
@@ -109,6 +111,7 @@ class HeldKernel:
             out += other
         return out[:, 0] if vec else out
 
+    @counts_as_pair_work
     def fill32(self, expm1: bool) -> None:
         """Write the upper triangle of ``Z_t`` (or of ``expm1(−tD) = Z_t − 11ᵀ`` with
         ``expm1``) into the held float32 buffer, in float32 arithmetic from ``fl32(−tD)``:
@@ -130,6 +133,7 @@ class HeldKernel:
         in_groups(fill, _dealt(range(0, self.n, step)))
         self.expm1 = expm1
 
+    @counts_as_pair_work
     def matvec32(self, v: np.ndarray) -> np.ndarray:
         """``Z_t @ v`` from the upper triangle of the float32 buffer (after :meth:`fill32`).
 

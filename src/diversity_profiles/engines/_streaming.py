@@ -28,7 +28,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..core import progress
+from ..core import counts_as_pair_work, progress
 from ._blockwise import dual_eigenvalues
 from ._distances import _SAFE_EXPONENT as _SAFE_EXPONENT64
 from ._distances import _pow2_scale, refine_close_pairs, row_norms
@@ -256,6 +256,7 @@ def row_histogram(blocks: _Blocks, i: int) -> LogDistanceHistogram:
     return next(parts)
 
 
+@counts_as_pair_work
 def distance_pass(
     X: np.ndarray,
     distance: str,
@@ -327,6 +328,7 @@ def _settle_near_thresholds(k, D, X, i, j, distance, taus, tausD, keep) -> None:
         k[rr, cc] = np.searchsorted(taus, exact, side="left")
 
 
+@counts_as_pair_work
 def threshold_pass(
     X: np.ndarray,
     distance: str,

@@ -20,7 +20,7 @@ from itertools import pairwise
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..core import check_parameter, one_of, timed_progress
+from ..core import check_parameter, counts_as_pair_work, one_of, timed_progress
 from ..engines import (
     DEFAULT_MEMORY,
     TILE,
@@ -197,6 +197,7 @@ def circles_large(
     )  # fmt: skip
 
 
+@counts_as_pair_work
 def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, progress=None,
                       stop=None):  # fmt: skip
     """The threshold graphs of ``grid[:top + 1]`` (the largest prefix whose pairs fit in

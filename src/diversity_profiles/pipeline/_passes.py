@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core import human_bytes, plan_work, quiet_progress
+from ..core import human_bytes, metered_pair_work, plan_work, quiet_progress
 from ..engines import LogDistanceHistogram, iter_distance_blocks
 from ..large import SOLVERS
 from ._condition import BLOCK, Condition, PreparedSet
@@ -135,25 +135,45 @@ def _probe_subset(cond: Condition, item: PreparedSet, size: int) -> PreparedSet:
     return replace(sub, distributed=False, device=None)
 
 
-def _timed_run(cond: Condition, plan: Plan, fam: Family, item: PreparedSet) -> float:
+def _timed_run(
+    cond: Condition, plan: Plan, fam: Family, item: PreparedSet
+) -> tuple[float, float]:
+    """Seconds of one evaluation on ``item``: (all of it, its work over all pairs)."""
     start = time.perf_counter()
-    with quiet_progress():  # a probe's bar would read as the run itself
+    with quiet_progress(), metered_pair_work() as meter:  # a probe's bar would read as the run
         fam.evaluate(cond, plan, item, plan.grids[fam.name])
-    return time.perf_counter() - start
+    return time.perf_counter() - start, meter.seconds
+
+
+def grown(half: tuple[float, float], full: tuple[float, float], ratio: float) -> float:
+    """Seconds at ``ratio`` times the probe's size from the timed probes of half and all
+    of it, each (all, work over all pairs): the pairs' share grows as ratio², the rest as
+    ratio^p, p fitted to its two times (clipped to [1, 2]: set-up linear in n, passes
+    over the pairs).
+
+    >>> grown((1.0, 0.0), (2.0, 0.0), 10.0)  # linear: p = 1
+    20.0
+    >>> grown((1.0, 0.25), (2.0, 1.0), 10.0)  # 1 s over the pairs: 100 s; the rest linear
+    110.0
+    """
+    rest_half, rest_full = max(half[0] - half[1], 1e-9), max(full[0] - full[1], 1e-9)
+    p = float(np.clip(np.log2(rest_full / rest_half), 1.0, 2.0))
+    return rest_full * ratio**p + full[1] * ratio**2
 
 
 def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str, float]:
     """family -> estimated seconds of its large-n solver over all sets of ``cond``.
 
     Each large-n family is run on the plan's grid on random subsets of ``m / 2`` and
-    ``m`` = :data:`SOLVER_PROBE_N` samples of the largest set; the two times give the
-    growth exponent ``p`` (clipped to [1, 2]) and each set of n samples is estimated at
-    ``t(m) (n / m)^p``. The probes hold in memory what the largest set would (their
-    memory limit scaled by ``(m / n)²``) and decide Vendi's float64 rerun as it would
-    (``Plan.probe_of_n``). A time budget bounds each solver run (set and family) and so
-    the estimate. Sets on dask workers or a torch device, and sets too small to be worth a
-    probe, are not estimated. An estimate, not a bound (``benchmarks/large_n.py`` records
-    estimate and time side by side).
+    ``m`` = :data:`SOLVER_PROBE_N` samples of the largest set. Its work over all pairs
+    (products with n × n kernels, passes over the tiles: :func:`..core.pair_work`) is
+    timed apart and grown as ``(n / m)²``; the rest grows as ``(n / m)^p``, the exponent
+    fitted to its two times (clipped to [1, 2]; see :func:`grown`). The probes hold in
+    memory what the largest set would (their memory limit scaled by ``(m / n)²``) and
+    decide Vendi's float64 rerun as it would (``Plan.probe_of_n``). A time budget bounds
+    each solver run (set and family) and so the estimate. Sets on dask workers or a torch
+    device, and sets too small to be worth a probe, are not estimated. An estimate, not a
+    bound (``benchmarks/large_n.py`` records estimate and time side by side).
     """
     local = [s for s in cond.sets if s.embeddings is not None and not s.distributed
              and s.device is None]  # fmt: skip
@@ -177,8 +197,7 @@ def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str,
     out: dict[str, float] = {}
     for fam in large:
         t_half, t_full = _timed_run(cond, quiet, fam, half), _timed_run(cond, quiet, fam, full)
-        p = float(np.clip(np.log2(max(t_full, 1e-9) / max(t_half, 1e-9)), 1.0, 2.0))
-        per_set = [t_full * (s.n / m) ** p for s in local]
+        per_set = [grown(t_half, t_full, s.n / m) for s in local]
         if plan.time_budget is not None:
             per_set = [min(t, plan.time_budget) for t in per_set]
         out[fam.name] = float(sum(per_set))
