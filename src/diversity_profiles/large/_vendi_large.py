@@ -171,7 +171,8 @@ def vendi_large(
     power_iterations : int
         Subspace iterations refining the Nyström basis (more: tighter top eigenvalues).
     memory_limit : float, optional
-        Bytes for a float32 copy of K (4 n² bytes; default 4 GiB); otherwise tiles are
+        Bytes for a float32 copy of K (4 n² bytes; default 4 GiB), and for a float64 one in
+        its place (8 n² bytes) during the float64 rerun of the probes; otherwise tiles are
         recomputed at every product.
     weights : array_like, optional
         Sample probabilities (then rows are not merged).
