@@ -534,6 +534,31 @@ def test_circles_large_brackets_exact(name):
     _check_witnesses(solved, D)
 
 
+def test_non_adjacent_pair_is_the_first_apart_pair_in_order():
+    """Against brute force on the distance matrix: the first (u, w) of the group, u before
+    w in its order, farther apart than τ; None when the group is a clique. The scratch
+    marks are all cleared again."""
+    from diversity_profiles.large._circles_large import _non_adjacent_pair, _threshold_graphs
+
+    rng = np.random.default_rng(8)
+    X = rng.uniform(size=(80, 2))
+    D = pairwise_distances(X)
+    tau = float(np.quantile(D[np.triu_indices(80, 1)], 0.3))
+    g, _ = _threshold_graphs(X, "euclidean", np.array([tau]), 10**6)
+    scratch = np.zeros(80, dtype=bool)
+    for size in (2, 3, 5, 12):
+        for _ in range(20):
+            group = rng.choice(80, size, replace=False)
+            expected = next(
+                ((int(u), int(w)) for i, u in enumerate(group) for w in group[i + 1 :]
+                 if D[u, w] > tau),
+                None,
+            )  # fmt: skip
+            assert _non_adjacent_pair(g, 0, group, scratch) == expected
+            assert _non_adjacent_pair(g, 0, group) == expected
+            assert not scratch.any()
+
+
 def test_swaps_grow_a_greedy_set_to_the_optimum_of_a_star_and_stay_independent():
     """(1,2)-swaps: the centre of a star gives way to two leaves, and the third leaf, left
     with no taken neighbour, is taken (3, the optimum). On random geometric graphs the

@@ -364,6 +364,7 @@ def _improved_by_swaps(g: TauGraphs, k: int, chosen: np.ndarray, rank: np.ndarra
     """
     n = g.n
     S = chosen.copy()
+    scratch = np.zeros(n, dtype=bool)  # all False between uses (see _non_adjacent_pair)
     for _ in range(SWAP_ROUNDS):
         taken = np.flatnonzero(S)
         nb, counts = g.gather(taken, k)
@@ -383,7 +384,7 @@ def _improved_by_swaps(g: TauGraphs, k: int, chosen: np.ndarray, rank: np.ndarra
             if b - a < 2 or touched[v]:
                 continue
             group = one[a:b][~touched[one[a:b]]]
-            pair = _non_adjacent_pair(g, k, group)
+            pair = _non_adjacent_pair(g, k, group, scratch)
             if pair is None:
                 continue
             S[v], S[list(pair)] = False, True
@@ -407,13 +408,24 @@ def _improved_by_swaps(g: TauGraphs, k: int, chosen: np.ndarray, rank: np.ndarra
     return chosen if S[nb].any() else S  # never a set that is not independent
 
 
-def _non_adjacent_pair(g: TauGraphs, k: int, group: np.ndarray) -> tuple[int, int] | None:
-    """Two vertices of ``group`` (in its order) not joined in G_τk, or None."""
+def _non_adjacent_pair(
+    g: TauGraphs, k: int, group: np.ndarray, scratch: np.ndarray | None = None
+) -> tuple[int, int] | None:
+    """Two vertices of ``group`` (in its order) not joined in G_τk, or None.
+
+    ``scratch``: n booleans, all False, returned so. u's neighbours are marked in it and
+    the rest of the group read from it: O(degree) where ``np.isin`` sorted the neighbours
+    (28 of Circles' 300 s at 30,000 × 64, py-spy).
+    """
     if len(group) < 2:
         return None
+    mark = np.zeros(g.n, dtype=bool) if scratch is None else scratch
     for i, u in enumerate(group[:-1].tolist()):
         rest = group[i + 1 :]
-        apart = rest[~np.isin(rest, g.neighbours(u, k), assume_unique=False)]
+        nb = g.neighbours(u, k)
+        mark[nb] = True
+        apart = rest[~mark[rest]]
+        mark[nb] = False
         if len(apart):
             return u, int(apart[0])
     return None
