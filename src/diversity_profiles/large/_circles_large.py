@@ -512,6 +512,8 @@ def _merge_cover(g: TauGraphs, k: int, cover: np.ndarray, rank: np.ndarray) -> n
             if far:  # joined to every clique without a complement edge to it
                 fits = new_size[: count + 1].copy()
                 fits[nb] = 0
+                fits[0] = 0
+                c = int(fits.argmax())
             else:  # joined to the cliques whose every member is a neighbour of every one
                 if 8 * len(nb) < count:  # few neighbours: sort them rather than count all
                     labels, hits = np.unique(nb, return_counts=True)
@@ -519,11 +521,12 @@ def _merge_cover(g: TauGraphs, k: int, cover: np.ndarray, rank: np.ndarray) -> n
                     hits = np.bincount(nb, minlength=count + 1)
                     labels = np.flatnonzero(hits)
                     hits = hits[labels]
-                fits = np.zeros(count + 1, dtype=np.int64)
-                whole = hits == len(members) * new_size[labels]
-                fits[labels[whole]] = new_size[labels[whole]]
-            fits[0] = 0
-            c = int(fits.argmax())
+                # the biggest such clique, the lowest label among equals (labels ascend),
+                # read off the labels met, with no array over every clique: this loop runs
+                # once per clique (the merge took 100 of Circles' 300 s at 30,000 × 64)
+                whole = labels[(hits == len(members) * new_size[labels]) & (labels > 0)]
+                if len(whole):
+                    c = int(whole[new_size[whole].argmax()])
         if c == 0:
             count += 1
             c = count
