@@ -586,6 +586,35 @@ def test_swaps_grow_a_greedy_set_to_the_optimum_of_a_star_and_stay_independent()
         assert first.sum() <= len(w) <= dp.circles(D, tau, method="exact")
 
 
+def test_dsatur_far_cover_is_textbook_dsatur_on_the_complement():
+    """Against a plain DSATUR written from its definition on the dense complement (next:
+    most distinct colours among uncoloured vertices' complement neighbours, then most
+    complement neighbours, then the lowest rank; the lowest free colour): the same labels,
+    and every colour class a clique of G_τ."""
+    from diversity_profiles.large._circles_large import _dsatur_far_cover, _threshold_graphs
+
+    rng = np.random.default_rng(12)
+    for trial in range(4):
+        X = rng.uniform(size=(90, 2))
+        D = pairwise_distances(X)
+        tau = float(np.quantile(D[np.triu_indices(90, 1)], 0.5 + 0.1 * trial))
+        g, _ = _threshold_graphs(X, "euclidean", np.array([tau]), 10**6)
+        rank = rng.permutation(90)
+        far = D > tau
+        label = np.full(90, -1)
+        for _ in range(90):
+            todo = np.flatnonzero(label < 0)
+            keys = [(len(set(label[far[v]]) - {-1}), int(far[v].sum()), -rank[v]) for v in todo]
+            v = todo[max(range(len(todo)), key=keys.__getitem__)]
+            taken = set(label[far[v]].tolist())
+            label[v] = next(c for c in itertools.count() if c not in taken)
+        got = _dsatur_far_cover(g, 0, rank)
+        assert got.tolist() == label.tolist()
+        for c in range(got.max() + 1):
+            w = np.flatnonzero(got == c)
+            assert not far[np.ix_(w, w)].any()
+
+
 def test_threshold_graphs_match_the_dense_adjacency_across_row_blocks():
     from scipy.sparse.csgraph import connected_components
 
@@ -673,3 +702,38 @@ def test_vendi_large_redoes_its_probes_in_float64_and_stays_covered(memory_limit
     ref += [np.exp(-np.sum(lam * np.log(lam)))]
     ref += [np.sum(lam**q) ** (1 / (1 - q)) for q in qs[3:5]] + [1 / lam.max()]
     assert np.all(np.abs(r.value - ref) <= r.error + 1e-12 * np.asarray(ref)), (r.value, ref)
+
+
+def test_vendi_large_pilot_probes_decide_and_the_rest_match_one_batch():
+    """precision="auto" runs PILOT_PROBES probes beside the Ritz columns, then the rest:
+    where no rerun follows, the values are those of running every probe in one float32
+    batch (precision="single") to float32 rounding, and both cover dense eigvalsh. A
+    deadline passed during the pilot keeps the pilot's probes alone, consistently."""
+    import time
+
+    from scipy.spatial.distance import cdist, pdist
+
+    from diversity_profiles.large import _vendi_large as V
+
+    X = np.random.default_rng(5).normal(size=(1200, 32))  # no mass below the noise
+    h = float(np.median(pdist(X)))
+    qs = np.array([0.25, 0.5, 1.0, 1.5, 3.0])
+    auto = vendi_large(X, qs, bandwidth=h, progress=False)
+    single = vendi_large(X, qs, bandwidth=h, precision="single", progress=False)
+    assert auto.details["precision"] == "single"
+    np.testing.assert_allclose(auto.value, single.value, rtol=1e-5)
+    np.testing.assert_allclose(auto.error, single.error, rtol=1e-3)
+    lam = np.linalg.eigvalsh(np.exp(-cdist(X, X, "sqeuclidean") / (2 * h * h)) / len(X))
+    lam = lam[lam > 1e-300]
+    ref = np.array([np.sum(lam**q) ** (1 / (1 - q)) if q != 1 else np.exp(-lam @ np.log(lam))
+                    for q in qs])  # fmt: skip
+    assert np.all(np.abs(auto.value - ref) <= auto.error), (auto.value, ref)
+
+    # the deadline already passed: two pilot steps, no rest, z2 cut to the pilot
+    op, _ = V._operator(X, h, None)
+    U = np.linalg.qr(np.random.default_rng(0).normal(size=(1200, 5)))[0]
+    theta = np.full(5, 1e-3)
+    out = V._deflated_slq(op, U, theta, np.ones(5, dtype=bool), 128, (40, 20), 0, 0.1,
+                          ("auto", None), deadline=time.perf_counter() - 1.0)  # fmt: skip
+    assert len(out["quad"]) == len(out["z2"]) == V.PILOT_PROBES and len(out["ritz"]) == 5
+    assert out["steps"] == 2 and out["precision"] == "single"

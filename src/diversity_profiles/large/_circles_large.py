@@ -547,9 +547,13 @@ def _dsatur_far_cover(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
     label = np.empty(n, dtype=np.int64)
     blocked = np.zeros((8, n), dtype=bool)  # blocked[c, u]: colour c is on a neighbour of u
     count = 0
+    # A coloured vertex's key sinks so far that n colours' steps leave it negative, so its
+    # neighbours' keys are raised without first reading which of them are coloured (two
+    # passes over each complement row fewer: DSATUR took 52 of Circles' 300 s at 30,000).
+    done = np.int64(-(2**62))
     for _ in range(n):
         v = int(key.argmax())
-        key[v] = -1
+        key[v] = done
         free = np.flatnonzero(~blocked[:count, v])
         c = int(free[0]) if len(free) else count
         if c == count:
@@ -560,7 +564,7 @@ def _dsatur_far_cover(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
         nb = g.neighbours_far(v, k)
         nb = nb[~blocked[c, nb]]
         blocked[c, nb] = True
-        key[nb[key[nb] >= 0]] += step
+        key[nb] += step
     return label
 
 

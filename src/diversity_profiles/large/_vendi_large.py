@@ -480,37 +480,52 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
     # float32 products alone would leave it ~1e-7 off.
     first = np.r_[theta, np.full(len(z2), np.nan)]
     sep = U[:, separated]
-    result, done = _lanczos(op, V.copy(), steps, precision == "double", deadline, first, sep, m,
-                            progress)  # fmt: skip
+    # "auto" first runs a pilot of the probes beside the Ritz columns and decides the rerun
+    # from it: where the rerun follows, the other probes' float32 products would be thrown
+    # away (at 30,000 × 64, 96 of the 128 probes' 40 float32 steps a set).
+    pilot = m + (min(PILOT_PROBES, len(z2)) if precision == "auto" else len(z2))
+    result, done = _lanczos(op, V[:, :pilot].copy(), steps[:pilot], precision == "double",
+                            deadline, first[:pilot], sep, m, progress)  # fmt: skip
     # float32 tiles perturb each entry by ~1e-7 relative, roughly at random: the spectrum
     # of K/n moves by ~2e-7·rms(K)/√N = 2e-7·‖A‖_F/√N. Eigenvalues below 30× that are
     # unresolved; "auto" redoes the Lanczos part in float64 when probes see mass there.
     floor = 6e-6 * math.sqrt(fro2 / N) if precision != "double" else 0.0
     ritz_floor = floor
+    in_time = deadline is None or time.perf_counter() < deadline
     if precision == "auto":
         # As a larger set would decide (precision_n): see _rerun_floor.
         below = _rerun_floor(floor, n_total or N, precision_n)
         low = float(np.mean([r[1][r[0] < below].sum() for r in result[m:]] or [0.0]))
         precision = "single"
-        if low > 1e-3 and (deadline is None or time.perf_counter() < deadline):
-            # Only the probes are redone: they carry the small eigenvalues. A Ritz vector's
-            # weight there is second order in its residual, and what float32 leaves
-            # unresolved of it still joins the error bar (ritz_noise). The float64 tiles are
-            # recomputed at every step whatever the columns, so what this saves is the
-            # Ritz columns' products: at n = 10,000, d = 64 (clustered) the call went from
-            # 85 s to 72 s, every value within 1e-6 relative of the all-float64 run.
-            # When K fits in float64 it is held instead (the float32 one released first):
-            # one formation, then a GEMM per step (at n = 15,000, d = 64, 128 probes:
-            # 3.4 s a step from the tiles, 0.9 s held).
+        if low > 1e-3 and in_time:
+            # Only the probes are run in float64: they carry the small eigenvalues. A Ritz
+            # vector's weight there is second order in its residual, and what float32
+            # leaves unresolved of it still joins the error bar (ritz_noise). When K fits
+            # in float64 it is held (the float32 one released first): one formation, then
+            # a GEMM per step (at n = 15,000, d = 64, 128 probes: 3.4 s a step from the
+            # tiles, 0.9 s held). At n = 10,000, d = 64 (clustered), redoing only the
+            # probes took the call from 85 s to 72 s, every value within 1e-6 relative
+            # of the all-float64 run.
             if 8.0 * N * N <= limit:
                 op.hold_double()
             redo, done_probes = _lanczos(op, V[:, m:].copy(), steps[m:], True, deadline,
                                          first[m:], sep, 0, progress)  # fmt: skip
             result, done = result[:m] + redo, max(done, done_probes)
             precision, floor = "double", 0.0
+        elif pilot < V.shape[1] and in_time:  # the other probes, in float32 too
+            rest, done_rest = _lanczos(op, V[:, pilot:].copy(), steps[pilot:], False, deadline,
+                                       first[pilot:], sep, 0, progress)  # fmt: skip
+            result, done = result + rest, max(done, done_rest)
+        else:  # the time budget is spent: the pilot's probes alone
+            z2 = z2[: pilot - m]
     return {"z2": z2, "quad": result[m:], "ritz": result[:m], "precision": precision,
             "noise": floor, "ritz_noise": ritz_floor, "steps": done}  # fmt: skip
 
+
+#: Probes run in float32 beside the Ritz columns before ``precision="auto"`` decides on the
+#: float64 rerun. 32 of 128: the decision reads their mean mass below the noise level,
+#: and either outcome is sound (a float32 run counts that mass into its error bar).
+PILOT_PROBES = 32
 
 #: How fast the probes' small Gauss nodes approach the float32 noise level as the set
 #: grows: the level at which they see 1e-3 of the mass, in units of the noise level, went
