@@ -43,6 +43,50 @@ def data(n, d, seed):
     X = (centres[rng.integers(0, 50, n)] + rng.standard_normal((n, 64))) @ basis.T
     return (X + 0.3 * rng.standard_normal((n, d))).astype(np.float64)
 sets = {f"S{k}": data(n, d, k) for k in range(n_sets)}
+def band_widths(ds, chosen, sets):
+    # Per family, set and grid point the band a reader sees, and the width goals:
+    # magnitude (upper - lower)/value <= 1%; Vendi 2 error/value <= 1% at q <= 2 (its
+    # certified bracket beside); Circles upper/lower <= 1.5 above the 1% distance quantile
+    # (read from 3,000 samples of each set).
+    from scipy.spatial.distance import pdist
+    widths, goals = {}, {}
+    for fam in chosen:
+        if fam not in ("vendi", "magnitude", "circles") or fam not in ds:
+            continue
+        par = ds[fam].dims[-1]
+        grid = ds[par].values
+        value = ds[fam].values
+        exact = np.zeros_like(value)  # a family computed exactly has no band
+        if fam == "circles":
+            bracket = ds["circles_upper"].values / value if "circles_upper" in ds else exact + 1
+            band, goal = bracket, 1.5
+            q1 = []
+            for X in sets.values():
+                pick = np.random.default_rng(0).choice(len(X), min(3000, len(X)), replace=False)
+                q1.append(float(np.quantile(pdist(X[pick]), 0.01)))
+            scope = grid >= max(q1)
+        else:
+            bracket = exact
+            if fam + "_upper" in ds:
+                bracket = (ds[fam + "_upper"].values - ds[fam + "_lower"].values) / value
+            band = 2 * ds[fam + "_error"].values / value if fam + "_error" in ds else bracket
+            if fam == "magnitude":
+                band = bracket
+            goal = 0.01
+            scope = grid <= 2 if fam == "vendi" else np.ones(len(grid), dtype=bool)
+        widths[fam] = {
+            str(name): [[float(g), float(b), float(r)]
+                        for g, b, r in zip(grid, band[i], bracket[i])]
+            for i, name in enumerate(ds["set"].values)
+        }
+        inside = np.where(scope[None, :], band, np.nan)
+        k = np.unravel_index(np.nanargmax(inside), inside.shape)
+        worst = float(inside[k])
+        goals[fam] = {"goal": goal, "worst": worst, "at": float(grid[k[1]]),
+                      "set": str(ds["set"].values[k[0]]), "met": bool(worst <= goal),
+                      "points_missed": int(np.sum(inside > goal)),
+                      "points": int(np.sum(scope)) * inside.shape[0]}
+    return widths, goals
 out = {"n": n, "d": d, "sets": n_sets, "method": method, "family": family}
 t0 = time.perf_counter()
 try:
@@ -99,6 +143,7 @@ try:
                 with np.errstate(all="ignore"):  # energies are negative: relative width
                     width = (hi - lo) / np.abs(ds[fam].values)
                 out["max_relative_width"][fam] = float(np.nanmax(width))
+        out["widths"], out["width_goals"] = band_widths(ds, chosen, sets)
     out["status"] = "ok"
 except MemoryError as exc:
     out["status"] = "refused"
@@ -192,6 +237,10 @@ def main() -> None:
               f"{'' if sec is None else f'{sec:8.1f} s'} "
               f"{res.get('peak_rss_gb', float('nan')):6.2f} GB  {res.get('family_seconds', '')}"
               f"  load {res['load']}", flush=True)  # fmt: skip
+        for fam, g in res.get("width_goals", {}).items():
+            verdict = "met" if g["met"] else f"missed at {g['points_missed']} of {g['points']}"
+            print(f"{'':>18} {fam:>16}: widest band {g['worst']:.3g} at {g['at']:.4g} "
+                  f"({g['set']}), goal {g['goal']:g}: {verdict}", flush=True)  # fmt: skip
     record["load_after"] = _load()
     path = Path(args.out)
     old = json.loads(path.read_text()) if path.exists() else {}
