@@ -215,15 +215,15 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, 
     tiles, count = {}, 0
     rows = range(0, n, TILE)
     desc = f"circles_large: pairs within the thresholds, {n:,} points"
+    whole = every and hasattr(candidates, "whole")
     for a in timed_progress(rows, total=len(rows), desc=desc, enabled=progress, unit="tile row"):
         if a and _over(deadline, stop):
             return None
         for b in range(a, n, TILE):
-            if every and hasattr(candidates, "precise"):  # all pairs kept: float64 at once
-                r, c = _tile_pairs(min(TILE, n - a), min(TILE, n - b), a == b)
-                dv, bv = candidates.precise(a, b, r, c)
-            else:
-                r, c, dv, bv = candidates(a, b, np.inf if every else float(grid[top]))
+            if whole:  # all pairs kept: each tile's bins as one dense matrix, from float64
+                tiles[a, b] = _tile_bins(X, distance, grid, candidates, a, b)
+                continue
+            r, c, dv, bv = candidates(a, b, np.inf if every else float(grid[top]))
             joined = np.searchsorted(grid, dv, side="left")  # in G_τk from k = joined on
             near = _near_threshold(dv, bv, grid, joined)
             if near.sum() > REFINE_TILE and hasattr(candidates, "precise"):
@@ -248,7 +248,31 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, 
                     f"fit in memory_limit ({max_pairs} pairs). Raise memory_limit or use "
                     "smaller tau."
                 )
+    if whole:
+        return TauGraphs.from_dense_tiles(n, tiles, top + 2, TILE), top
     return TauGraphs.from_tiles(n, tiles, top + 2 if every else top + 1, TILE), top
+
+
+def _tile_bins(X, distance, grid, candidates, a, b) -> np.ndarray:
+    """Tile (a, b)'s threshold bins (``searchsorted(grid, d)``: joined from τ_bin on;
+    ``len(grid)`` beyond the grid) as a dense matrix of the smallest unsigned type, from a
+    float64 GEMM, pairs within its error bound of a threshold recomputed from their
+    differences. A diagonal tile is symmetric (its upper triangle mirrored), its diagonal
+    ``len(grid) + 1``."""
+    D, bound = candidates.whole(a, b)
+    joined = np.searchsorted(grid, D, side="left")
+    near = _near_threshold(D, bound, grid, joined)
+    if a == b:
+        near = np.triu(near, 1)
+    if near.any():
+        r, c = np.nonzero(near)
+        joined[r, c] = np.searchsorted(grid, _exact(X, a + r, b + c, distance), side="left")
+    bins = joined.astype(np.min_scalar_type(len(grid) + 1))
+    if a == b:
+        upper = np.triu(np.ones(bins.shape, dtype=bool), 1)
+        bins = np.where(upper, bins, bins.T)
+        np.fill_diagonal(bins, len(grid) + 1)
+    return bins
 
 
 def _over(deadline: float | None, stop: threading.Event | None) -> bool:
@@ -258,19 +282,11 @@ def _over(deadline: float | None, stop: threading.Event | None) -> bool:
     return deadline is not None and time.perf_counter() > deadline
 
 
-def _tile_pairs(rows: int, cols: int, diagonal: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Every (r, c) of a rows × cols tile (r < c on the diagonal)."""
-    if diagonal:
-        return np.triu_indices(rows, 1)
-    r, c = np.divmod(np.arange(rows * cols), cols)
-    return r, c
-
-
 def _host_candidates(X, distance):
     """``candidates(a, b, cap)``: tile (a, b)'s pairs (r < c on the diagonal) whose float32
     distance may be ≤ cap, with that distance (float64, close pairs refined) and its error
     bound; ``candidates.precise(a, b, r, c)``: those pairs' distances from a float64 GEMM,
-    with its (2⁻²⁹ times smaller) bound."""
+    with its (2⁻²⁹ times smaller) bound; ``candidates.whole(a, b)``: the whole tile's."""
     X32 = X.astype(np.float32)
     sq = np.einsum("ij,ij->i", X, X)
 
@@ -293,11 +309,14 @@ def _host_candidates(X, distance):
             r, c = r[keep], c[keep]
         return r, c, D[r, c], bound[r, c]
 
+    def whole(a, b):
+        return tile(a, b, X[a : a + TILE], X[b : b + TILE], _U64)
+
     def precise(a, b, r, c):
-        D, bound = tile(a, b, X[a : a + TILE], X[b : b + TILE], _U64)
+        D, bound = whole(a, b)
         return D[r, c], bound[r, c]
 
-    candidates.precise = precise
+    candidates.precise, candidates.whole = precise, whole
     return candidates
 
 

@@ -87,6 +87,41 @@ class TauGraphs:
         ptr = np.r_[ends[:, 0], offset]
         return cls(n, ptr, ind, ends, np.cumsum(edges), total == n * (n - 1) // 2)
 
+    @classmethod
+    def from_dense_tiles(cls, n: int, tiles: dict, m: int, tile: int) -> TauGraphs:
+        """Build with every pair stored from ``tiles[(a, b)]`` (b >= a): the bins of row
+        block a against column block b as a dense matrix (``m - 1``: beyond every
+        threshold; a diagonal tile symmetric, with ``m`` on its diagonal). Row v lists all
+        n - 1 others in order of bin, by column within a bin:
+        one stable (radix) argsort of each row block, no per-pair index arrays. Tiles are
+        freed as soon as both of their row blocks are built."""
+        starts = list(range(0, n, tile))
+        ptr = np.arange(n + 1, dtype=np.int64) * (n - 1)
+        ind = np.empty(n * (n - 1), dtype=np.int32)
+        ends = np.empty((n, m + 1), dtype=np.int64)
+        edges = np.zeros(m, dtype=np.int64)
+        for a in starts:
+            stop = min(a + tile, n)
+            size = stop - a
+            block = np.concatenate(
+                [tiles[a, b] if b >= a else tiles[b, a].T for b in starts], axis=1
+            )
+            order = np.argsort(block, axis=1, kind="stable")[:, : n - 1]  # itself last
+            ind[ptr[a] : ptr[stop]].reshape(size, n - 1)[...] = order
+            # where each bin ends in a row: the sorted bins, offset by row, are sorted
+            key = np.take_along_axis(block, order, axis=1).astype(np.int32)
+            key += (np.arange(size, dtype=np.int32) * np.int32(m + 1))[:, None]
+            wanted = np.arange(size, dtype=np.int32)[:, None] * np.int32(m + 1)
+            wanted = wanted + np.arange(m, dtype=np.int32)
+            within = np.searchsorted(key.ravel(), wanted.ravel(), side="right").reshape(size, m)
+            within -= (np.arange(size) * (n - 1))[:, None]
+            ends[a:stop, 0] = ptr[a:stop]
+            ends[a:stop, 1:] = ptr[a:stop, None] + within
+            edges += np.diff(within, axis=1, prepend=0).sum(axis=0)
+            for t in [t for t in tiles if max(t) == a]:  # both row blocks built
+                del tiles[t]
+        return cls(n, ptr, ind, ends, np.cumsum(edges // 2), True)
+
     def degrees(self, k: int) -> np.ndarray:
         return self.ends[:, k + 1] - self.ptr[:-1]
 
