@@ -111,8 +111,8 @@ class TauGraphs:
             # where each bin ends in a row: the sorted bins, offset by row, are sorted
             key = np.take_along_axis(block, order, axis=1).astype(np.int32)
             key += (np.arange(size, dtype=np.int32) * np.int32(m + 1))[:, None]
-            wanted = np.arange(size, dtype=np.int32)[:, None] * np.int32(m + 1)
-            wanted = wanted + np.arange(m, dtype=np.int32)
+            first = np.arange(size, dtype=np.int32)[:, None] * np.int32(m + 1)
+            wanted = first + np.arange(m, dtype=np.int32)
             within = np.searchsorted(key.ravel(), wanted.ravel(), side="right").reshape(size, m)
             within -= (np.arange(size) * (n - 1))[:, None]
             ends[a:stop, 0] = ptr[a:stop]
