@@ -615,6 +615,39 @@ def test_dsatur_far_cover_is_textbook_dsatur_on_the_complement():
             assert not far[np.ix_(w, w)].any()
 
 
+def test_merge_cover_is_first_fit_from_its_definition():
+    """Against the first-fit merge written from its definition on the dense adjacency:
+    cliques taken biggest first (then by their lowest rank), each joining the biggest placed
+    clique it is wholly joined to (the lowest label among equals) or opening a new one, from
+    the previous threshold's cover, below and above the median (the complement side)."""
+    from diversity_profiles.large._circles_large import _merge_cover, _threshold_graphs
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(160, 2)) + rng.integers(0, 6, size=(160, 1)) * 1.5
+    D = pairwise_distances(X)
+    grid = np.quantile(D[np.triu_indices(160, 1)], [0.02, 0.1, 0.3, 0.6, 0.8, 0.95])
+    g, _ = _threshold_graphs(X, "euclidean", grid, 10**6)
+    rank = rng.permutation(160)
+    cover = np.arange(160)
+    for k, tau in enumerate(grid):
+        A = D <= tau
+        cliques = [np.flatnonzero(cover == c) for c in range(cover.max() + 1)]
+        cliques.sort(key=lambda m: (-len(m), rank[m].min()))
+        placed: list[list[int]] = []
+        for m in cliques:
+            joined = [j for j, p in enumerate(placed) if A[np.ix_(m, p)].all()]
+            if joined:
+                best = max(joined, key=lambda j: (len(placed[j]), -j))
+                placed[best] += m.tolist()
+            else:
+                placed.append(m.tolist())
+        expected = np.empty(160, dtype=np.int64)
+        for j, p in enumerate(placed):
+            expected[p] = j
+        cover = _merge_cover(g, k, cover, rank)
+        assert cover.tolist() == expected.tolist(), k
+
+
 def test_threshold_graphs_match_the_dense_adjacency_across_row_blocks():
     from scipy.sparse.csgraph import connected_components
 

@@ -138,6 +138,13 @@ class TauGraphs:
         lo, hi = self.ptr[vs], self.ends[vs, k + 1]
         if far:
             lo, hi = hi, self.ptr[vs + 1]
+        counts = hi - lo
+        if len(counts) and int(counts.sum()) >= 32 * len(counts):
+            # long rows: copy the slices, with no index array (5 rows of 15,000: 8 µs
+            # against 206 µs; Circles' merge gathers each clique's rows at every threshold,
+            # 50 of its 270 s at 30,000 × 64)
+            rows = zip(lo.tolist(), hi.tolist(), strict=True)
+            return np.concatenate([self.ind[a:b] for a, b in rows]), counts
         pos, counts = ragged_positions(lo, hi)
         return self.ind[pos], counts
 
