@@ -482,7 +482,7 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
     sep = U[:, separated]
     # "auto" first runs a pilot of the probes beside the Ritz columns and decides the rerun
     # from it: where the rerun follows, the other probes' float32 products would be thrown
-    # away (at 30,000 × 64, 96 of the 128 probes' 40 float32 steps a set).
+    # away (at 30,000 × 64, 112 of the 128 probes' 40 float32 steps a set).
     pilot = m + (min(PILOT_PROBES, len(z2)) if precision == "auto" else len(z2))
     result, done = _lanczos(op, V[:, :pilot].copy(), steps[:pilot], precision == "double",
                             deadline, first[:pilot], sep, m, progress)  # fmt: skip
@@ -523,9 +523,10 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
 
 
 #: Probes run in float32 beside the Ritz columns before ``precision="auto"`` decides on the
-#: float64 rerun. 32 of 128: the decision reads their mean mass below the noise level,
-#: and either outcome is sound (a float32 run counts that mass into its error bar).
-PILOT_PROBES = 32
+#: float64 rerun (their products are lost when it follows). 16 of 128: the decision reads
+#: their mean mass below the noise level, and either outcome is sound (a float32 run
+#: counts that mass into its error bar).
+PILOT_PROBES = 16
 
 #: How fast the probes' small Gauss nodes approach the float32 noise level as the set
 #: grows: the level at which they see 1e-3 of the mass, in units of the noise level, went
