@@ -37,6 +37,18 @@ def _datasets(n=500):
     return {"gaussian": gauss, "clustered": clustered, "duplicates": with_dups}
 
 
+def _geometric_graph(rng, n, quantile):
+    """Uniform points in the unit square, their distances, the threshold at ``quantile`` of
+    them and the threshold graph circles_large builds at it."""
+    from diversity_profiles.large._circles_large import _threshold_graphs
+
+    X = rng.uniform(size=(n, 2))
+    D = pairwise_distances(X)
+    tau = float(np.quantile(D[np.triu_indices(n, 1)], quantile))
+    g, _ = _threshold_graphs(X, "euclidean", np.array([tau]), 10**6)
+    return D, tau, g
+
+
 # --- magnitude ---------------------------------------------------------------------------
 
 
@@ -572,10 +584,7 @@ def test_swaps_grow_a_greedy_set_to_the_optimum_of_a_star_and_stay_independent()
     assert got.tolist() == [False, True, True, True] and chosen.sum() == 1  # not mutated
     rng = np.random.default_rng(4)
     for trial in range(6):
-        X = rng.uniform(size=(60, 2))
-        D = pairwise_distances(X)
-        tau = float(np.quantile(D[np.triu_indices(60, 1)], 0.05 + 0.05 * trial))
-        g, _ = _threshold_graphs(X, "euclidean", np.array([tau]), 10**6)
+        D, tau, g = _geometric_graph(rng, 60, 0.05 + 0.05 * trial)
         first = np.zeros(60, dtype=bool)
         for v in rng.permutation(60):  # a random maximal independent set
             if not first[g.neighbours(int(v), 0)].any():
@@ -591,14 +600,11 @@ def test_dsatur_far_cover_is_textbook_dsatur_on_the_complement():
     most distinct colours among uncoloured vertices' complement neighbours, then most
     complement neighbours, then the lowest rank; the lowest free colour): the same labels,
     and every colour class a clique of G_τ."""
-    from diversity_profiles.large._circles_large import _dsatur_far_cover, _threshold_graphs
+    from diversity_profiles.large._circles_large import _dsatur_far_cover
 
     rng = np.random.default_rng(12)
     for trial in range(4):
-        X = rng.uniform(size=(90, 2))
-        D = pairwise_distances(X)
-        tau = float(np.quantile(D[np.triu_indices(90, 1)], 0.5 + 0.1 * trial))
-        g, _ = _threshold_graphs(X, "euclidean", np.array([tau]), 10**6)
+        D, tau, g = _geometric_graph(rng, 90, 0.5 + 0.1 * trial)
         rank = rng.permutation(90)
         far = D > tau
         label = np.full(90, -1)
