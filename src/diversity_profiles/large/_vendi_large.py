@@ -177,8 +177,10 @@ def vendi_large(
     weights : array_like, optional
         Sample probabilities (then rows are not merged).
     precision : {"auto", "single", "double"}
-        Products of the Lanczos part: float32 (fast) or float64 tiles. ``"auto"`` redoes
-        it in float64 when the probes see spectral mass below the float32 noise level.
+        Products of the Lanczos part: float32 (fast) or float64 tiles. ``"auto"`` runs a
+        pilot of PILOT_PROBES probes in float32 beside the Ritz vectors, then the other
+        probes in float32, or all of them in float64 when the pilot sees spectral mass
+        below the float32 noise level.
     precision_n : int, optional
         Decide ``"auto"``'s rerun as a set of this many samples from the same source
         would (default: this set's n). For timing probes on a subset, which must run the
