@@ -92,9 +92,9 @@ class TauGraphs:
         """Build with every pair stored from ``tiles[(a, b)]`` (b >= a): the bins of row
         block a against column block b as a dense matrix (``m - 1``: beyond every
         threshold; a diagonal tile symmetric, with ``m`` on its diagonal). Row v lists all
-        n - 1 others in order of bin, by column within a bin:
-        one stable (radix) argsort of each row block, no per-pair index arrays. Tiles are
-        freed as soon as both of their row blocks are built."""
+        n - 1 others in order of bin, by column within a bin: one stable (radix) argsort
+        of each row block, no per-pair index arrays. Tiles are freed as soon as both of
+        their row blocks are built."""
         starts = list(range(0, n, tile))
         ptr = np.arange(n + 1, dtype=np.int64) * (n - 1)
         ind = np.empty(n * (n - 1), dtype=np.int32)
@@ -109,9 +109,9 @@ class TauGraphs:
             order = np.argsort(block, axis=1, kind="stable")[:, : n - 1]  # itself last
             ind[ptr[a] : ptr[stop]].reshape(size, n - 1)[...] = order
             # where each bin ends in a row: the sorted bins, offset by row, are sorted
-            key = np.take_along_axis(block, order, axis=1).astype(np.int32)
-            key += (np.arange(size, dtype=np.int32) * np.int32(m + 1))[:, None]
             first = np.arange(size, dtype=np.int32)[:, None] * np.int32(m + 1)
+            key = np.take_along_axis(block, order, axis=1).astype(np.int32)
+            key += first
             wanted = first + np.arange(m, dtype=np.int32)
             within = np.searchsorted(key.ravel(), wanted.ravel(), side="right").reshape(size, m)
             within -= (np.arange(size) * (n - 1))[:, None]
