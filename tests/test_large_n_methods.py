@@ -276,6 +276,9 @@ def test_pair_operator_held_in_float64_against_dense():
     op.hold()
     assert op.held.dtype == np.float32
     assert np.abs(op.matmat(V) - K @ V).max() > 1e-9  # float32: not to float64 rounding
+    for cols in (V, V[:, :3]):  # split by rows (transposed GEMMs) and one GEMM
+        # within float32's worst-case dot-product bound (n + 2)·u·(|K| |V|)
+        assert (np.abs(op.matmat(cols) - K @ cols) <= 902 * 2**-24 * (K @ np.abs(cols))).all()
     assert op.hold_double() and op.held.dtype == np.float64
     for double in (True, False):
         np.testing.assert_allclose(op.matmat(V, double=double), K @ V, rtol=1e-12, atol=1e-11)
