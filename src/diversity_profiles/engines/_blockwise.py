@@ -72,6 +72,19 @@ def in_groups(work: Callable, groups: list) -> list:
         return list(pool.map(work, groups))
 
 
+def _touched(shape: tuple[int, int], dtype) -> np.ndarray:
+    """``np.empty(shape, dtype)`` with its pages written once, in row order on threads.
+
+    The mirrored tiles of a K write across rows, and the kernel's first-touch faults cost
+    more in that order: forming a 30,000² float64 K took 7.5 s fresh, 0.6 s + 1.6 s with
+    the pages touched first (idle machine; 20 s fresh beside another process)."""
+    A = np.empty(shape, dtype=dtype)
+    edges = np.linspace(0, shape[0], TILE_GROUPS + 1).astype(int)
+    in_groups(lambda blocks: [A[a:b].fill(0) for a, b in blocks],
+              [[blk] for blk in itertools.pairwise(edges)])  # fmt: skip
+    return A
+
+
 def one_thread() -> contextlib.AbstractContextManager:
     """A context running BLAS/LAPACK on one thread, for the many small factorisations.
 
@@ -200,7 +213,7 @@ class PairOperator:
     @counts_as_pair_work
     def _formed(self, double: bool) -> np.ndarray:
         """K in float64 (``double``) or float32, formed tile by tile on threads."""
-        K = np.empty((self.n, self.n), dtype=np.float64 if double else np.float32)
+        K = _touched((self.n, self.n), np.float64 if double else np.float32)
 
         def fill(tiles) -> None:  # disjoint blocks of K: no two threads write one entry
             for r, c, diag in tiles:
