@@ -201,3 +201,29 @@ def test_the_estimate_grows_pair_work_as_n_squared():
     assert _passes.grown((0.1, 0.0), (1.0, 0.0), 3.0) == pytest.approx(9.0)
     # the rest shrinks (noise, warm-up): clipped to 1
     assert _passes.grown((2.0, 0.0), (1.0, 0.5), 4.0) == pytest.approx(0.5 * 4 + 0.5 * 16)
+
+
+def test_a_family_run_beside_the_refined_ones_overlaps_them_in_the_total(monkeypatch, capsys):
+    """Circles on its fixed grid runs on a thread beside Vendi's refinement (two or more
+    cores, no time budget): the plan's total counts the longer of the two, so a call that
+    fits max_seconds that way is not refused for the sum of both (500 s + 450 s here)."""
+    import os
+
+    monkeypatch.setattr(_passes, "solver_seconds",
+                        lambda cond, plan, fams: {"vendi": 500.0, "circles": 450.0})  # fmt: skip
+    sets = {"a": _set(400), "b": _set(400, seed=1)}
+    options = dict(representation="x", distance="euclidean", families=["vendi", "circles"],
+                   method="large", n_boot=0)  # fmt: skip
+    if (os.cpu_count() or 1) < 2:  # nothing runs beside on one core: the sum stands
+        with pytest.raises(ValueError, match=r"total: about 16 min\n"):
+            dp.profiles(sets, max_seconds=700, **options)
+        return
+    tree = dp.profiles(sets, max_seconds=700, **options)
+    assert "total: about 8 min (circles beside vendi: the longer of the two counted)" in (
+        capsys.readouterr().err
+    )
+    assert set(json.loads(tree["x/euclidean"].attrs["solver_seconds_estimated"])) == {
+        "vendi", "circles"}  # fmt: skip
+    with pytest.raises(ValueError, match="more than max_seconds=400") as err:
+        dp.profiles(sets, max_seconds=400, **options)
+    assert "total: about 8 min (circles beside vendi" in str(err.value)

@@ -774,14 +774,14 @@ def profile_condition(
     capped = [f for f in fams if f.name in sessions]
     at_cap = condition_grids(cond, plan, capped, domains, adaptive.LARGE_POINTS)
     capped_plan = plan.with_grids({**plan.grids, **{k: g for k, (g, _) in at_cap.items()}})
+    refined = adaptive_families(plan, fams, domains, n_points, sessions)
     estimates = check_solver_time(
         cond, capped_plan, fams, unc.max_seconds, peaks,
         influences=unc.n_boot == "auto" and unc.common_n is None,
-        replicates=_default_replicates(cond, capped_plan, fams, unc),
+        replicates=_default_replicates(cond, capped_plan, fams, unc), refined=refined,
     )  # fmt: skip
     # Refined before any band is computed, so bands and replicates cover the final grid.
     evaluated = {}
-    refined = adaptive_families(plan, fams, domains, n_points, sessions)
     beside = families_beside(plan, fams, refined, estimates, peaks)
     stop = threading.Event()  # a failed or interrupted call ends the thread's solvers too
     running = evaluate_beside(cond, replace(plan, stop=stop), beside) if beside else None
