@@ -624,6 +624,26 @@ def test_dsatur_far_cover_is_textbook_dsatur_on_the_complement():
             assert not far[np.ix_(w, w)].any()
 
 
+def test_dsatur_is_skipped_where_the_greedy_set_meets_the_cover(monkeypatch):
+    """12 tight clusters far apart, thresholds between their diameter and their distance:
+    G_τ is 12 disjoint cliques, Circles is 12 (one point per cluster), and the greedy set
+    meets the merged cover at every threshold, so DSATUR, which could not shorten an optimal
+    cover, never runs; below the clusters' diameter it does."""
+    from diversity_profiles.large import _circles_large as circles_module
+
+    calls = []
+    dsatur = circles_module._dsatur_far_cover
+    monkeypatch.setattr(circles_module, "_dsatur_far_cover",
+                        lambda g, k, rank: calls.append(k) or dsatur(g, k, rank))  # fmt: skip
+    rng = np.random.default_rng(4)  # clusters of diameter < √2, 100 apart
+    X = np.repeat(np.arange(12)[:, None] * 100.0, 25, axis=0) + rng.uniform(size=(300, 2))
+    gap = circles_large(X, [5.0, 20.0, 50.0], exact_max_component=0, progress=False)
+    assert gap.lower.tolist() == gap.upper.tolist() == [12, 12, 12]
+    assert calls == []
+    inside = circles_large(X, [0.2, 0.4, 0.6, 0.8], exact_max_component=0, progress=False)
+    assert calls and (inside.lower <= inside.upper).all()
+
+
 def test_merge_cover_is_first_fit_from_its_definition():
     """Against the first-fit merge written from its definition on the dense adjacency:
     cliques taken biggest first (then by their lowest rank), each joining the biggest placed
