@@ -204,12 +204,15 @@ def _rows_on_threads(
             yield from [(False, None)] * (count - 1)
             yield True, part
 
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    pool = ThreadPoolExecutor(max_workers=threads)
+    try:
         parts = pool.map(work, starts) if threads > 1 else map(work, starts)
         for last, part in progress(ticks(parts), total=sum(per_row), desc=desc, enabled=show,
                                    unit="block"):  # fmt: skip
             if last:
                 yield part  # type: ignore[misc]
+    finally:  # interrupted or failed: the rows not started are dropped, not waited for
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _per_row(walk: Iterable[tuple], new: Callable[[], T], add: Callable[..., T]) -> Iterator[T]:
