@@ -51,8 +51,7 @@ def tile_groups(n_tiles: int, n: int, k: int) -> int:
     return max(1, min(TILE_GROUPS, n_tiles, GROUP_BUFFER_BYTES // per_buffer))
 
 
-def workers(groups: int) -> int:
-    """Threads for ``groups`` pieces of work: one a group, at most one a core."""
+def _workers(groups: int) -> int:
     import os
 
     return max(1, min(groups, os.cpu_count() or 1))
@@ -64,12 +63,12 @@ def in_groups(work: Callable, groups: list) -> list:
     For numpy work that releases the GIL (GEMM, elementwise maps of large arrays) on
     disjoint outputs, or outputs summed afterwards in group order (the same bits on any
     machine)."""
-    threads = workers(len(groups))
-    if threads == 1:
+    workers = _workers(len(groups))
+    if workers == 1:
         return [work(g) for g in groups]
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(work, groups))
 
 

@@ -22,16 +22,14 @@ Besides the pairs, :func:`dual_spectrum` streams the rows once into the d × d c
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
 from ..core import counts_as_pair_work, progress
-from ._blockwise import TILE_GROUPS, dual_eigenvalues, workers
+from ._blockwise import dual_eigenvalues
 from ._distances import _SAFE_EXPONENT as _SAFE_EXPONENT64
 from ._distances import _pow2_scale, refine_close_pairs, row_norms
 from ._histogram import LogDistanceHistogram
@@ -127,11 +125,6 @@ class _Blocks:
     def starts(self) -> list[int]:
         return list(range(0, self.n, self.block))
 
-    def twin(self) -> _Blocks:
-        """The same prepared rows with buffers of its own (for another thread)."""
-        return _Blocks(self.X, self.distance, self.block, self.X32.dtype,
-                       (self.X32, self.sq, self.scale))  # fmt: skip
-
     def distances(self, i: int, j: int, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         G = self._G[: len(A), : len(B)]
         np.matmul(A, B.T, out=G)
@@ -167,52 +160,28 @@ class _Blocks:
         return G
 
 
+def _walk(
+    X: np.ndarray, distance: str, block: int, desc: str, show: bool | None, dtype=np.float32
+) -> Iterator[tuple[int, int, np.ndarray, np.ndarray | None]]:
+    """(i, j, D, keep) per block pair; ``keep`` masks the strict upper triangle on i == j."""
+    blocks = _Blocks(X, distance, block, dtype)
+    n = blocks.n
+    if show is None:
+        show = n * (n - 1) / 2 > PROGRESS_PAIRS
+    starts = blocks.starts()
+    pairs = [(i, j) for i in starts for j in starts if j >= i]
+    for i, j in progress(pairs, total=len(pairs), desc=desc, enabled=show, unit="block"):
+        A, B = blocks.X32[i : i + block], blocks.X32[j : j + block]
+        D = blocks.distances(i, j, A, B)
+        yield i, j, D, (blocks.upper[: D.shape[0], : D.shape[1]] if i == j else None)
+
+
 def _row_pairs(blocks: _Blocks, i: int) -> Iterator[tuple[int, int, np.ndarray, np.ndarray | None]]:
     """(i, j, D, keep) for the block pairs (i, j ≥ i) of row block ``i``, as :func:`_walk`."""
     A = blocks.X32[i : i + blocks.block]
     for j in range(i, blocks.n, blocks.block):
         D = blocks.distances(i, j, A, blocks.X32[j : j + blocks.block])
         yield i, j, D, (blocks.upper[: D.shape[0], : D.shape[1]] if i == j else None)
-
-
-def _rows_on_threads(
-    blocks: _Blocks, row_part: Callable[[_Blocks, int], T], desc: str, show: bool | None
-) -> Iterator[T]:
-    """``row_part(own_blocks, i)`` for every row block i, in row order, computed on up to
-    TILE_GROUPS threads (as many as cores), each with its own buffers; the progress bar
-    counts block pairs.
-
-    The distances and the binning of a row release the GIL (GEMM, elementwise maps over
-    blocks of 4M pairs): one thread left a core idle through every streamed pass (15 s of
-    a 30,000 × 64 set's pass, single-threaded). The partials are the same as one thread's,
-    in the same order, so what is reduced from them is the same to the last bit."""
-    n, starts = blocks.n, blocks.starts()
-    if show is None:
-        show = n * (n - 1) / 2 > PROGRESS_PAIRS
-    threads = workers(min(TILE_GROUPS, len(starts)))
-    own = threading.local()
-
-    def work(i: int) -> T:
-        if not hasattr(own, "blocks"):
-            own.blocks = blocks.twin()
-        return row_part(own.blocks, i)
-
-    per_row = [len(starts) - r for r in range(len(starts))]  # block pairs (i, j >= i)
-
-    def ticks(parts: Iterable[T]) -> Iterator[tuple[bool, T | None]]:
-        for part, count in zip(parts, per_row, strict=True):
-            yield from [(False, None)] * (count - 1)
-            yield True, part
-
-    pool = ThreadPoolExecutor(max_workers=threads)
-    try:
-        parts = pool.map(work, starts) if threads > 1 else map(work, starts)
-        for last, part in progress(ticks(parts), total=sum(per_row), desc=desc, enabled=show,
-                                   unit="block"):  # fmt: skip
-            if last:
-                yield part  # type: ignore[misc]
-    finally:  # interrupted or failed: the rows not started are dropped, not waited for
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _per_row(walk: Iterable[tuple], new: Callable[[], T], add: Callable[..., T]) -> Iterator[T]:
@@ -308,8 +277,8 @@ def distance_pass(
     (3.0, 6.666667)
     """
     dtype = np.float32 if precision == "float32" else np.float64
-    parts = _rows_on_threads(_Blocks(X, distance, block, dtype), row_histogram, desc, show)
-    return tree_reduce(parts, _merge_histograms)
+    walk = _walk(X, distance, block, desc, show, dtype)
+    return tree_reduce(_per_row(walk, LogDistanceHistogram, _add_to_histogram), _merge_histograms)
 
 
 @dataclass
@@ -396,20 +365,11 @@ def threshold_pass(
     m = taus.size
     # bins[i, k]: neighbours of i whose smallest threshold at or above the distance is taus[k]
     # (k = m: above every threshold); the cumulative sum over k gives the degrees.
+    bins = np.zeros((n, m + 1), dtype=np.int64) if m else None
     dtype = np.float32 if precision == "float32" else np.float64
-    own_bins: dict[int, np.ndarray] = {}  # per thread: integer counts, summed after
-
-    def row(blocks: _Blocks, i: int) -> float:
-        bins = None
-        if m:
-            if threading.get_ident() not in own_bins:
-                own_bins[threading.get_ident()] = np.zeros((n, m + 1), dtype=np.int64)
-            bins = own_bins[threading.get_ident()][i:]  # row_counts' rows start at block i
-        return row_counts(blocks, i, taus, kernel, bins)
-
-    sums = _rows_on_threads(_Blocks(X, distance, block, dtype), row, desc, show)
-    sum_k2 = tree_reduce(sums, _add)  # consumes the rows: the bins fill on the way
-    bins = np.sum(list(own_bins.values()), axis=0) if own_bins else None
+    count = _BlockCounter(X, distance, taus, dtype, kernel, bins)
+    sums = _per_row(_walk(X, distance, block, desc, show, dtype), float, count)
+    sum_k2 = tree_reduce(sums, _add)  # consumes the walk: the bins fill on the way
     return finish_counts(taus, bins, n, sum_k2 if kernel is not None else None)
 
 
