@@ -20,6 +20,10 @@ BINS_PER_OCTAVE = 1024
 #: distance of the first block added (so 1e-170 and 1e170 are covered like 1). Distances
 #: outside are clipped to the end bins and counted; the energy refuses such a histogram.
 OCTAVES = 64
+#: Pairs per piece of :meth:`LogDistanceHistogram.add` (8 MiB of float64 distances): a
+#: 2048² block took 85 ms whole and 58 ms in such pieces on the benchmark machine, 66 ms in
+#: pieces of 2^18 or 2^19 (the per-piece merge of occupied bins costs more there).
+ADD_PIECE = 2**20
 
 
 class LogDistanceHistogram:
@@ -129,18 +133,29 @@ class LogDistanceHistogram:
         return BINS_PER_OCTAVE / np.log(2.0)
 
     def add(self, d: np.ndarray, weights: np.ndarray | None = None) -> None:
-        """Add a block of distances (each unordered pair once), optionally weighted."""
-        d = np.asarray(d, dtype=np.float64).ravel()
+        """Add a block of distances (each unordered pair once), optionally weighted.
+
+        In pieces of ADD_PIECE pairs, so that the dozen elementwise passes over a piece read
+        it from cache rather than memory (the streamed distance pass is mostly this)."""
+        d = np.asarray(d).ravel()
         if d.size == 0:
             return
-        if weights is None:  # the common, streaming case: no weight arrays at all
+        w = None if weights is None else np.asarray(weights, np.float64).ravel()
+        if self.anchor is None:  # from the whole block, as if it were added at once
+            top = float(d.max())
+            if top > 0:
+                self.anchor = float(np.frexp(top)[1]) * np.log(2.0)
+        for start in range(0, d.size, ADD_PIECE):
+            piece = d[start : start + ADD_PIECE].astype(np.float64, copy=False)
+            self._add_piece(piece, None if w is None else w[start : start + ADD_PIECE])
+
+    def _add_piece(self, d: np.ndarray, w: np.ndarray | None) -> None:
+        if w is None:  # the common, streaming case: no weight arrays at all
             self.n_pairs += d.size
             self.sum_d += float(d.sum())
             positive = d if d.min() > 0 else d[d > 0]
             self.n_zero += d.size - positive.size
-            w = None
         else:
-            w = np.asarray(weights, np.float64).ravel()
             total = float(w.sum())
             self.n_pairs += total
             self.sum_d += float(np.dot(d, w))
@@ -150,8 +165,7 @@ class LogDistanceHistogram:
         if positive.size == 0:
             return
         size = self.SIZE
-        if self.anchor is None:
-            self.anchor = float(np.frexp(positive.max())[1]) * np.log(2.0)
+        assert self.anchor is not None  # set by add from a positive distance
         # position = log(d) * bins-per-unit + offset, computed in place: this runs on every pair.
         position = np.log(positive)
         position -= self.anchor
@@ -165,8 +179,8 @@ class LogDistanceHistogram:
         u = position
         u -= index
         u /= self._scale()
-        # Bin over the block's own range of bins only (a dense bincount over all SIZE bins
-        # per block would cost 3 MB per set), then keep the occupied ones.
+        # Bin over the piece's own range of bins only (a dense bincount over all SIZE bins
+        # per piece would cost 3 MB per set), then keep the occupied ones.
         low = int(index.min())
         index -= low
         span = int(index.max()) + 1
