@@ -141,8 +141,8 @@ class LogDistanceHistogram:
         if d.size == 0:
             return
         w = None if weights is None else np.asarray(weights, np.float64).ravel()
-        if self.anchor is None:  # from the whole block, as if it were added at once
-            top = float(d.max())
+        if self.anchor is None:  # from the whole block's positive distances, as at once
+            top = float(np.max(d, initial=0.0, where=d > 0))
             if top > 0:
                 self.anchor = float(np.frexp(top)[1]) * np.log(2.0)
         for start in range(0, d.size, ADD_PIECE):
