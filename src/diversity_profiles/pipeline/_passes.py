@@ -301,14 +301,12 @@ def describe_estimate(
             f"about {_duration(secs)}"
         )
     total = sum(secs for part in (influences, replicates) for secs, _ in part.values())
-    total += sum(seconds.values()) - overlap(seconds, beside)
-    side, refined = beside
-    side = [name for name in side if name in seconds]
+    shared = overlap(seconds, beside)
+    total += sum(seconds.values()) - shared
+    side, refined = ([name for name in names if name in seconds] for names in beside)
     alongside = (
-        f" ({' and '.join(side)} beside "
-        f"{' and '.join(name for name in refined if name in seconds)}: the longer of the two "
-        "counted)"
-    ) if overlap(seconds, beside) else ""  # fmt: skip
+        f" ({' and '.join(side)} beside {' and '.join(refined)}: the longer of the two counted)"
+    ) if shared else ""  # fmt: skip
     lines.append(f"  total: about {_duration(total)}{alongside}")
     return "\n".join(lines)
 
