@@ -192,38 +192,93 @@ def test_pair_work_is_counted_once_and_only_where_the_meter_was_opened():
         pass
 
 
-def test_the_estimate_grows_pair_work_as_n_squared():
-    """The probes' work over the pairs grows as (n/m)², the rest with its own exponent:
-    against the closed forms of a(n/m)^p + b(n/m)²."""
-    # the rest doubles from half to full (p = 1), the pairs' seconds quadruple
+def test_the_estimate_grows_pair_work_as_n_and_n_squared():
+    """The probes' work over the pairs grows as a(n/m) + b(n/m)² through both probes, the
+    rest with its own exponent: against the closed forms of c(n/m)^p + a(n/m) + b(n/m)²."""
+    # the rest doubles from half to full (p = 1), the pairs' seconds quadruple (a = 0)
     assert _passes.grown((1.5, 0.5), (3.0, 2.0), 20.0) == pytest.approx(1.0 * 20 + 2.0 * 400)
+    # pairs 0.3 s then 1.0 s: a/2 + b/4 = 0.3, a + b = 1 -> a = 0.2, b = 0.8; no rest
+    assert _passes.grown((0.3, 0.3), (1.0, 1.0), 10.0) == pytest.approx(0.2 * 10 + 0.8 * 100)
+    # pairs that grow slower than n (noise): linear, a = 1
+    assert _passes.grown((0.7, 0.7), (1.0, 1.0), 10.0) == pytest.approx(10.0)
     # the rest grows faster than n² (noise): clipped to 2
     assert _passes.grown((0.1, 0.0), (1.0, 0.0), 3.0) == pytest.approx(9.0)
     # the rest shrinks (noise, warm-up): clipped to 1
     assert _passes.grown((2.0, 0.0), (1.0, 0.5), 4.0) == pytest.approx(0.5 * 4 + 0.5 * 16)
 
 
+def _probed_by_law(monkeypatch, law, **options):
+    """(the probes' sizes, what the call said) for one set of 1,700 samples whose solver
+    probes time as ``law(m)`` seconds, none of it over the pairs (probes of 50 and 100
+    samples first; 200 may follow)."""
+    sizes = []
+
+    def timed(cond, plan, fam, item):
+        sizes.append(item.n)
+        return law(item.n), 0.0
+
+    monkeypatch.setattr(_passes, "SOLVER_PROBE_N", 100)
+    monkeypatch.setattr(_passes, "_timed_run", timed)
+    try:
+        dp.profiles({"a": _set(1700)}, representation="x", distance="euclidean",
+                    families=["magnitude"], method="large", n_boot=0, **options)  # fmt: skip
+    except ValueError as err:
+        return sizes, str(err)
+    return sizes, "ran"
+
+
+@pytest.mark.parametrize(
+    "max_seconds, sizes, said",
+    [
+        (1e4, [50, 100], "ran"),  # 289 s: far below, settled by the first two probes
+        (300, [50, 100, 200], "ran"),  # in doubt: one probe more, then accepted
+        (200, [50, 100, 200], "timed runs on 100 and 200 samples"),  # in doubt, refused
+        (100, [50, 100], "timed runs on 50 and 100 samples"),  # far above: refused at once
+    ],
+)
+def test_larger_probes_run_only_while_the_refusal_is_in_doubt(
+    monkeypatch, max_seconds, sizes, said
+):
+    """Probes that time as 1e-4 m² seconds estimate 1e-4 · 1,700² = 289 s from any two: a
+    probe of 200 samples runs only where that is within a factor of 2 of max_seconds."""
+    probed, text = _probed_by_law(monkeypatch, lambda m: 1e-4 * m * m, max_seconds=max_seconds)
+    assert probed == sizes
+    assert said in text
+    if said != "ran":
+        assert "magnitude: large-n method, peak" in text and "about 5 min" in text
+
+
+def test_a_larger_probe_runs_only_where_it_is_cheap_beside_the_estimate(monkeypatch):
+    """Linear probes (0.17 m seconds, 289 s in all) predict 34 s for a probe of
+    200 samples: more than PROBE_SHARE (3%) of the estimate, so none runs although the
+    refusal is in doubt."""
+    probed, text = _probed_by_law(monkeypatch, lambda m: 289.0 * m / 1700, max_seconds=200)
+    assert probed == [50, 100] and "timed runs on 50 and 100 samples" in text
+
+
 def test_a_family_run_beside_the_refined_ones_overlaps_them_in_the_total(monkeypatch, capsys):
     """Circles on its fixed grid runs on a thread beside Vendi's refinement (two or more
-    cores, no time budget): the plan's total counts the longer of the two, so a call that
-    fits max_seconds that way is not refused for the sum of both (500 s + 450 s here)."""
+    cores, no time budget): the plan's total counts the longer of the two and half the
+    shorter (contention for memory), so a call that fits max_seconds that way is not
+    refused for the sum of both (500 s + 450 s here: 725 s)."""
     import os
 
-    monkeypatch.setattr(_passes, "solver_seconds",
-                        lambda cond, plan, fams: {"vendi": 500.0, "circles": 450.0})  # fmt: skip
+    monkeypatch.setattr(_passes, "solver_seconds", lambda cond, plan, fams, settled: (
+        {"vendi": 500.0, "circles": 450.0}, (750, 1500)))  # fmt: skip
     sets = {"a": _set(400), "b": _set(400, seed=1)}
     options = dict(representation="x", distance="euclidean", families=["vendi", "circles"],
                    method="large", n_boot=0)  # fmt: skip
     if (os.cpu_count() or 1) < 2:  # nothing runs beside on one core: the sum stands
         with pytest.raises(ValueError, match=r"total: about 16 min\n"):
-            dp.profiles(sets, max_seconds=700, **options)
+            dp.profiles(sets, max_seconds=800, **options)
         return
-    tree = dp.profiles(sets, max_seconds=700, **options)
-    assert "total: about 8 min (circles beside vendi: the longer of the two counted)" in (
-        capsys.readouterr().err
+    tree = dp.profiles(sets, max_seconds=800, **options)
+    assert (
+        "total: about 12 min (circles beside vendi: the longer and half the shorter counted)"
+        in capsys.readouterr().err
     )
     assert set(json.loads(tree["x/euclidean"].attrs["solver_seconds_estimated"])) == {
         "vendi", "circles"}  # fmt: skip
-    with pytest.raises(ValueError, match="more than max_seconds=400") as err:
-        dp.profiles(sets, max_seconds=400, **options)
-    assert "total: about 8 min (circles beside vendi" in str(err.value)
+    with pytest.raises(ValueError, match="more than max_seconds=700") as err:
+        dp.profiles(sets, max_seconds=700, **options)
+    assert "total: about 12 min (circles beside vendi" in str(err.value)

@@ -126,6 +126,16 @@ def check_pass_time(
 SOLVER_PROBE_N = 1500
 #: Sets smaller than this many probes are not probed: their solvers take seconds.
 SOLVER_PROBE_MIN_RATIO = 4
+#: The probes double (the last one becoming the next one's half) while the estimate leaves
+#: the call's refusal in doubt (within this factor of ``max_seconds``, either side), the
+#: next probe is predicted to take at most PROBE_SHARE of the estimate, and it stays within
+#: 1 / PROBE_MAX_SHARE of the largest set. Measured at 30,000 × 64 (two sets; Vendi and
+#: Circles took 539 s and 464 s beside each other, Vendi about 470 s alone): from 750 and
+#: 1,500 samples three calls estimated Vendi at 677-733 s and Circles at 428-884 s; from
+#: 1,500 and 3,000 at 580 s and 249 s; from 3,000 and 6,000 at 446 s and 249 s.
+DOUBT = 2.0
+PROBE_SHARE = 0.03
+PROBE_MAX_SHARE = 8
 #: Calls estimated to take longer than this print their plan (seconds).
 PRINT_PLAN_AFTER_S = 30.0
 
@@ -148,38 +158,73 @@ def _timed_run(
 
 def grown(half: tuple[float, float], full: tuple[float, float], ratio: float) -> float:
     """Seconds at ``ratio`` times the probe's size from the timed probes of half and all
-    of it, each (all, work over all pairs): the pairs' share grows as ratio², the rest as
-    ratio^p, p fitted to its two times (clipped to [1, 2]: set-up linear in n, passes
-    over the pairs).
+    of it, each (all, work over all pairs). The pairs' share grows as a·ratio + b·ratio²
+    through both probes' shares (a, b ≥ 0: the products' work over the pairs, and their
+    work over vectors of n); the rest as ratio^p, p fitted to its two times (clipped to
+    [1, 2]: set-up linear in n, passes over the pairs). Measured, Vendi at 30,000 × 64:
+    work over the pairs 0.78 s at 1,500 samples, 2.4 s at 3,000 and 156 s at 30,000,
+    which the quadratic alone (from 3,000) put at 240 s, a·ratio + b·ratio² at 175 s.
 
     >>> grown((1.0, 0.0), (2.0, 0.0), 10.0)  # linear: p = 1
     20.0
-    >>> grown((1.0, 0.25), (2.0, 1.0), 10.0)  # 1 s over the pairs: 100 s; the rest linear
+    >>> grown((1.0, 0.25), (2.0, 1.0), 10.0)  # pairs quadruple: 100 s; the rest linear
     110.0
+    >>> round(grown((0.3, 0.3), (1.0, 1.0), 10.0), 6)  # pairs 0.2 r + 0.8 r²
+    82.0
     """
     rest_half, rest_full = max(half[0] - half[1], 1e-9), max(full[0] - full[1], 1e-9)
     p = float(np.clip(np.log2(rest_full / rest_half), 1.0, 2.0))
-    return rest_full * ratio**p + full[1] * ratio**2
+    linear = float(np.clip(4.0 * half[1] - full[1], 0.0, full[1]))
+    return rest_full * ratio**p + linear * ratio + (full[1] - linear) * ratio**2
 
 
-def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str, float]:
-    """family -> estimated seconds of its large-n solver over all sets of ``cond``.
+def probe_sizes(n: int) -> list[int]:
+    """The probes' sizes for a largest set of ``n`` samples, in the order they may run
+    (the first two always, each later one while the estimate leaves the call in doubt);
+    empty where ``n`` is too small to be worth a probe.
 
-    Each large-n family is run on the plan's grid on random subsets of ``m / 2`` and
-    ``m`` = :data:`SOLVER_PROBE_N` samples of the largest set. Its work over all pairs
-    (products with n × n kernels, passes over the tiles: :func:`..core.pair_work`) is
-    timed apart and grown as ``(n / m)²``; the rest grows as ``(n / m)^p``, the exponent
-    fitted to its two times (clipped to [1, 2]; see :func:`grown`). The probes hold in
-    memory what the largest set would (their memory limit scaled by ``(m / n)²``) and
-    decide Vendi's float64 rerun as it would (``Plan.probe_of_n``). A time budget bounds
-    each solver run (set and family) and so the estimate. Sets on dask workers or a torch
-    device, and sets too small to be worth a probe, are not estimated. An estimate, not a
-    bound (``benchmarks/large_n.py`` records estimate and time side by side).
+    >>> probe_sizes(5000), probe_sizes(10_000), probe_sizes(30_000), probe_sizes(100_000)
+    ([], [750, 1500], [750, 1500, 3000], [750, 1500, 3000, 6000, 12000])
+    """
+    m = SOLVER_PROBE_N
+    if n < SOLVER_PROBE_MIN_RATIO * m:
+        return []
+    sizes = [m // 2, m]
+    while 2 * sizes[-1] * PROBE_MAX_SHARE <= n:
+        sizes.append(2 * sizes[-1])
+    return sizes
+
+
+def solver_seconds(
+    cond: Condition,
+    plan: Plan,
+    fams: list[Family],
+    settled: Callable[[dict[str, float]], bool] = lambda seconds: True,
+) -> tuple[dict[str, float], tuple[int, int]]:
+    """family -> estimated seconds of its large-n solver over all sets of ``cond``, and
+    the sizes of the two probes it was grown from.
+
+    Each large-n family is run on the plan's grid on random subsets of the largest set,
+    of ``m / 2`` and ``m`` = :data:`SOLVER_PROBE_N` samples first. Its work over all
+    pairs (products with n × n kernels, passes over the tiles: :func:`..core.pair_work`)
+    is timed apart and grown as ``a (n / m) + b (n / m)²``; the rest grows as
+    ``(n / m)^p``, the exponent fitted to its two times (clipped to [1, 2]; see
+    :func:`grown`). Small probes err (their exponent is noisy, their times short): while
+    ``settled(estimate)`` is false (the caller's decision is in doubt), a probe of twice
+    the size is run in turn and the estimate grown from the last two, as long as it is
+    predicted to take at most :data:`PROBE_SHARE` of the estimate (see
+    :func:`probe_sizes`). The probes hold in memory what the largest set would (their
+    memory limit scaled by ``(m / n)²``) and decide Vendi's float64 rerun as it would
+    (``Plan.probe_of_n``). A time budget bounds each solver run (set and family) and so
+    the estimate. Sets on dask workers or a torch device, and sets too small to be worth a
+    probe, are not estimated. An estimate, not a bound (``benchmarks/large_n.py`` records
+    estimate and time side by side).
+    estimate and time side by side).
     """
     local = [s for s in cond.sets if s.embeddings is not None and not s.distributed
              and s.device is None]  # fmt: skip
     if not local:
-        return {}
+        return {}, (0, 0)
     biggest = max(local, key=lambda s: s.n)
     # Families whose own solver runs here (the others' large-n passes are probed above).
     large = [
@@ -187,22 +232,34 @@ def solver_seconds(cond: Condition, plan: Plan, fams: list[Family]) -> dict[str,
         if plan.large(f.name) and f.name in plan.grids and f.name in SOLVERS
         and SOLVERS[f.name].applies(biggest.distance, cond.kernel)
     ]  # fmt: skip
-    if not large:
-        return {}
-    m = SOLVER_PROBE_N
-    if biggest.n < SOLVER_PROBE_MIN_RATIO * m:
-        return {}
-    full, half = _probe_subset(cond, biggest, m), _probe_subset(cond, biggest, m // 2)
+    sizes = probe_sizes(biggest.n)
+    if not large or not sizes:
+        return {}, (0, 0)
     # The probes are never cut short, and decide what depends on n as the set would.
     quiet = replace(plan, time_budget=None, probe_of_n=biggest.n)
-    out: dict[str, float] = {}
-    for fam in large:
-        t_half, t_full = _timed_run(cond, quiet, fam, half), _timed_run(cond, quiet, fam, full)
-        per_set = [grown(t_half, t_full, s.n / m) for s in local]
-        if plan.time_budget is not None:
-            per_set = [min(t, plan.time_budget) for t in per_set]
-        out[fam.name] = float(sum(per_set))
-    return out
+
+    def timed(size: int) -> dict[str, tuple[float, float]]:
+        probe = _probe_subset(cond, biggest, size)
+        return {fam.name: _timed_run(cond, quiet, fam, probe) for fam in large}
+
+    def estimate(half: dict, full: dict, m: int) -> dict[str, float]:
+        out = {}
+        for name in full:
+            per_set = [grown(half[name], full[name], s.n / m) for s in local]
+            if plan.time_budget is not None:
+                per_set = [min(t, plan.time_budget) for t in per_set]
+            out[name] = float(sum(per_set))
+        return out
+
+    half, full = timed(sizes[0]), timed(sizes[1])
+    seconds, used = estimate(half, full, sizes[1]), (sizes[0], sizes[1])
+    for size in sizes[2:]:
+        next_probe = sum(grown(half[name], full[name], 2.0) for name in full)
+        if settled(seconds) or next_probe > PROBE_SHARE * sum(seconds.values()):
+            break
+        half, full = full, timed(size)
+        seconds, used = estimate(half, full, size), (size // 2, size)
+    return seconds, used
 
 
 #: A family's whole-set influences on its large-n method (the default uncertainty:
@@ -271,16 +328,17 @@ def describe_estimate(
     influences: dict[str, tuple[float, str]] | None = None,
     replicates: dict[str, tuple[float, str]] | None = None,
     beside: tuple[Sequence[str], Sequence[str]] = ((), ()),
+    probed: tuple[int, int] = (SOLVER_PROBE_N // 2, SOLVER_PROBE_N),
 ) -> str:
     """The plan as a user reads it before a long run: per family, peak memory and time
     (``influences``: family -> seconds and how its whole-set influences are computed;
     ``replicates``: family -> seconds and which replicates give its band; ``beside``: the
-    families run on a thread while the others, refined, run: their times overlap)."""
+    families run on a thread while the others, refined, run: their times overlap;
+    ``probed``: the sizes of the solvers' probes the times were grown from)."""
     n, k = max(s.n for s in cond.sets), len(cond.sets)
     influences, replicates = influences or {}, replicates or {}
     probes = (
-        f" from timed runs on {SOLVER_PROBE_N // 2:,} and {SOLVER_PROBE_N:,} samples, "
-        "extrapolated in n"
+        f" from timed runs on {probed[0]:,} and {probed[1]:,} samples, extrapolated in n"
     ) if seconds else ""  # fmt: skip
     lines = [
         f"{FUNC}: plan for {cond.representation}/{cond.distance} "
@@ -305,26 +363,34 @@ def describe_estimate(
     total += sum(seconds.values()) - shared
     side, refined = ([name for name in names if name in seconds] for names in beside)
     alongside = (
-        f" ({' and '.join(side)} beside {' and '.join(refined)}: the longer of the two counted)"
+        f" ({' and '.join(side)} beside {' and '.join(refined)}: "
+        "the longer and half the shorter counted)"
     ) if shared else ""  # fmt: skip
     lines.append(f"  total: about {_duration(total)}{alongside}")
     return "\n".join(lines)
 
 
+#: The share of the shorter of two overlapping runs (families beside the refined ones)
+#: that the overlap does not hide: both are bound by memory traffic. Measured at
+#: 30,000 × 64, two sets: Vendi 442 s and Circles 282 s alone, 564 s beside each other
+#: (442 + 0.43 · 282).
+BESIDE_CONTENTION = 0.5
+
+
 def overlap(seconds: Mapping[str, float], beside: tuple[Sequence[str], Sequence[str]]) -> float:
     """Seconds of the families run beside the refined ones (``beside``: (those on the
     thread, those refined)) that pass while the refined ones run: the shorter of the two
-    sums. Measured at 30,000 × 64 (two sets): Vendi 539 s refined, Circles 464 s beside, the
-    call 564 s (the probes, run alone, had estimated 535 s and 463 s).
+    sums, less the share :data:`BESIDE_CONTENTION` that contention for memory adds back.
 
     >>> overlap({"vendi": 500.0, "circles": 450.0, "energy": 1.0}, (["circles"], ["vendi"]))
-    450.0
+    225.0
     >>> overlap({"vendi": 500.0}, ((), ["vendi"]))
     0.0
     """
     side, refined = beside
-    return min(sum((seconds.get(n, 0.0) for n in side), 0.0),
-               sum((seconds.get(n, 0.0) for n in refined), 0.0))  # fmt: skip
+    shorter = min(sum((seconds.get(n, 0.0) for n in side), 0.0),
+                  sum((seconds.get(n, 0.0) for n in refined), 0.0))  # fmt: skip
+    return (1.0 - BESIDE_CONTENTION) * shorter
 
 
 def _duration(seconds: float) -> str:
@@ -355,11 +421,10 @@ def check_solver_time(
     print the plan when the run is long; refuse, with the plan, what exceeds
     ``max_seconds``. ``refined``: the families whose grids are refined, beside which
     others may run on a thread (:func:`._beside.families_beside`, with ``memory`` as their
-    peaks): the total counts the longer of the two. Returns the estimates (an influence's
-    or replicates' under ``"<family> uncertainty"``)."""
-    seconds = solver_seconds(cond, plan, fams)
-    side = families_beside(plan, fams, refined, seconds, memory or {}) if refined else []
-    beside = ([f.name for f in side], [f.name for f in refined] if side else [])
+    peaks): the total counts the longer of the two and half the shorter. The solvers'
+    probes grow while the total is within a factor :data:`DOUBT` of ``max_seconds``.
+    Returns the estimates (an influence's or replicates' under ``"<family>
+    uncertainty"``)."""
     extra = influence_seconds(cond, plan, fams) if influences else {}
     timed = {}  # one replicate of many: a small share of the work it estimates
     if max(s.n for s in cond.sets) < REPLICATE_PROBE_MIN_N:
@@ -371,15 +436,29 @@ def check_solver_time(
             run(batch)
         timed[name] = ((time.perf_counter() - start) * repeats / batch, how)
     methods = {f.name: f.large_influence.method for f in fams if f.large_influence is not None}
-    text = describe_estimate(
-        cond, seconds, memory or {}, {k: (v, methods[k]) for k, v in extra.items()}, timed,
-        beside,
-    )  # fmt: skip
+    influenced = {k: (v, methods[k]) for k, v in extra.items()}
     for name, (secs, _) in timed.items():
         extra[name] = extra.get(name, 0.0) + secs
+
+    def beside_of(seconds: dict[str, float]) -> tuple[list[str], list[str]]:
+        side = families_beside(plan, fams, refined, seconds, memory or {}) if refined else []
+        return [f.name for f in side], [f.name for f in refined] if side else []
+
+    def total_of(seconds: dict[str, float]) -> float:
+        shared = overlap(seconds, beside_of(seconds))
+        return sum(seconds.values()) - shared + sum(extra.values())
+
+    def settled(seconds: dict[str, float]) -> bool:  # larger probes only where in doubt
+        return max_seconds is None or not (
+            max_seconds / DOUBT < total_of(seconds) < max_seconds * DOUBT
+        )
+
+    seconds, probed = solver_seconds(cond, plan, fams, settled)
+    beside = beside_of(seconds)
+    text = describe_estimate(cond, seconds, memory or {}, influenced, timed, beside, probed)
     if not seconds and not extra:
         return seconds
-    total = sum(seconds.values()) - overlap(seconds, beside) + sum(extra.values())
+    total = total_of(seconds)
     if max_seconds is not None and total > max_seconds:
         budget = "" if plan.time_budget is not None else (
             "pass time_budget=<seconds per set and family> to cut each solver short "
