@@ -36,6 +36,7 @@ n, d, n_sets, method, family, distance = (
     int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 )
 budget = float(sys.argv[7]) if len(sys.argv) > 7 and sys.argv[7] != "none" else None
+max_seconds = float(sys.argv[8]) if len(sys.argv) > 8 and sys.argv[8] != "none" else None
 def data(n, d, seed):
     rng = np.random.default_rng(seed)
     basis = np.linalg.qr(rng.standard_normal((d, 64)))[0]
@@ -126,7 +127,7 @@ try:
         chosen = ([k for k, f in F.FAMILIES.items() if f.default] if family == "all"
                   else family.split(","))
         tree = dp.profiles(sets, representation="bench", distance=distance, families=chosen,
-                           method=method, time_budget=budget, max_seconds=None)
+                           method=method, time_budget=budget, max_seconds=max_seconds)
         out["family_seconds"] = spent
         ds = tree[f"bench/{distance}"].to_dataset()
         # The up-front estimate of each large-n solver, beside the time it took.
@@ -148,6 +149,11 @@ try:
 except MemoryError as exc:
     out["status"] = "refused"
     out["message"] = str(exc)
+except ValueError as exc:  # the up-front time estimate beyond max_seconds
+    if "max_seconds" not in str(exc):
+        raise
+    out["status"] = "refused (time)"
+    out["message"] = str(exc)
 except ImportError as exc:
     out["status"] = "not installed"
     out["message"] = str(exc)
@@ -161,7 +167,7 @@ def _load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def run_one(n, d, n_sets, method, family, distance, limit, budget=None) -> dict:
+def run_one(n, d, n_sets, method, family, distance, limit, budget=None, max_seconds=None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(HERE.parent / "src"))
     start = time.perf_counter()
     try:
@@ -177,6 +183,7 @@ def run_one(n, d, n_sets, method, family, distance, limit, budget=None) -> dict:
                 family,
                 distance,
                 "none" if budget is None else str(budget),
+                "none" if max_seconds is None else str(max_seconds),
             ],
             capture_output=True,
             text=True,
@@ -213,6 +220,12 @@ def main() -> None:
     p.add_argument("--limit", type=float, default=900.0, help="seconds per run")
     p.add_argument("--time-budget", type=float, default=None,
                    help="profiles(time_budget=...) for the large-n runs (magnitude)")  # fmt: skip
+    p.add_argument(
+        "--max-seconds",
+        default="600",
+        help="profiles(max_seconds=...) for the large-n runs: the library's default 600 "
+        "refuses up front what its estimate puts beyond; 'none': no limit",
+    )
     p.add_argument("--out", default=str(HERE / "large_n_results.json"))
     p.add_argument("--tag", default="", help="appended to the results key (keeps earlier runs)")
     args = p.parse_args()
@@ -228,7 +241,10 @@ def main() -> None:
               "load_before": _load(), "cpus": os.cpu_count(), "runs": []}  # fmt: skip
     for method, family in runs:
         budget = args.time_budget if method in ("auto", "large") else None
-        res = run_one(args.n, args.d, args.sets, method, family, args.distance, args.limit, budget)
+        max_seconds = None if args.max_seconds == "none" else float(args.max_seconds)
+        res = run_one(args.n, args.d, args.sets, method, family, args.distance, args.limit,
+                      budget, max_seconds if method in ("auto", "large") else None)
+        res["max_seconds"] = max_seconds
         res["time_budget"] = budget
         res["load"] = _load()
         record["runs"].append(res)
