@@ -199,8 +199,13 @@ def test_the_estimate_grows_pair_work_as_n_and_n_squared():
     assert _passes.grown((1.5, 0.5), (3.0, 2.0), 20.0) == pytest.approx(1.0 * 20 + 2.0 * 400)
     # pairs 0.3 s then 1.0 s: a/2 + b/4 = 0.3, a + b = 1 -> a = 0.2, b = 0.8; no rest
     assert _passes.grown((0.3, 0.3), (1.0, 1.0), 10.0) == pytest.approx(0.2 * 10 + 0.8 * 100)
-    # pairs that grow slower than n (noise): linear, a = 1
-    assert _passes.grown((0.7, 0.7), (1.0, 1.0), 10.0) == pytest.approx(10.0)
+    # pairs that grow 2x: linear, a = 1
+    assert _passes.grown((0.5, 0.5), (1.0, 1.0), 10.0) == pytest.approx(10.0)
+    # pairs that grow less than 2x (fewer products at n than at n/2): a = (1.5 - 1) of
+    # the full probe's 1 s, b the rest
+    assert _passes.grown((2 / 3, 2 / 3), (1.0, 1.0), 10.0) == pytest.approx(0.5 * 10 + 0.5 * 100)
+    # pairs that shrink (magnitude's probes at 10,000 x 768): the quadratic bound
+    assert _passes.grown((2.1, 2.1), (1.2, 1.2), 10.0) == pytest.approx(1.2 * 100)
     # the rest grows faster than n² (noise): clipped to 2
     assert _passes.grown((0.1, 0.0), (1.0, 0.0), 3.0) == pytest.approx(9.0)
     # the rest shrinks (noise, warm-up): clipped to 1

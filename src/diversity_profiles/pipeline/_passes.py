@@ -158,12 +158,17 @@ def _timed_run(
 
 def grown(half: tuple[float, float], full: tuple[float, float], ratio: float) -> float:
     """Seconds at ``ratio`` times the probe's size from the timed probes of half and all
-    of it, each (all, work over all pairs). The pairs' share grows as a·ratio + b·ratio²
-    through both probes' shares (a, b ≥ 0: the products' work over the pairs, and their
-    work over vectors of n); the rest as ratio^p, p fitted to its two times (clipped to
+    of it, each (all, work over all pairs).
+
+    The pairs' share grows as a·ratio + b·ratio², a + b its time on the full probe: the
+    products' work over the pairs, and their work over vectors of n. Where it grew 2-4×
+    from half to full, a and b go through both probes; where it grew less (the number of
+    products changed with n, e.g. magnitude's CG steps: 2.1 s on 750 samples and 1.2 s on
+    1,500 at 10,000 × 768), a/(a + b) falls from 1 at 2× to 0 at 1× and below: the
+    quadratic bound. The rest grows as ratio^p, p fitted to its two times (clipped to
     [1, 2]: set-up linear in n, passes over the pairs). Measured, Vendi at 30,000 × 64:
-    work over the pairs 0.78 s at 1,500 samples, 2.4 s at 3,000 and 156 s at 30,000,
-    which the quadratic alone (from 3,000) put at 240 s, a·ratio + b·ratio² at 175 s.
+    work over the pairs 0.78 s on 1,500 samples, 2.4 s on 3,000 and 156 s on 30,000,
+    which ratio² alone (from 3,000) put at 240 s, a·ratio + b·ratio² at 175 s.
 
     >>> grown((1.0, 0.0), (2.0, 0.0), 10.0)  # linear: p = 1
     20.0
@@ -174,7 +179,11 @@ def grown(half: tuple[float, float], full: tuple[float, float], ratio: float) ->
     """
     rest_half, rest_full = max(half[0] - half[1], 1e-9), max(full[0] - full[1], 1e-9)
     p = float(np.clip(np.log2(rest_full / rest_half), 1.0, 2.0))
-    linear = float(np.clip(4.0 * half[1] - full[1], 0.0, full[1]))
+    growth = full[1] / half[1] if half[1] > 0 else np.inf
+    if growth >= 2.0:
+        linear = min(max(4.0 * half[1] - full[1], 0.0), full[1])
+    else:
+        linear = max(growth - 1.0, 0.0) * full[1]
     return rest_full * ratio**p + linear * ratio + (full[1] - linear) * ratio**2
 
 
