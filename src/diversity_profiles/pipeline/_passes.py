@@ -129,10 +129,11 @@ SOLVER_PROBE_MIN_RATIO = 4
 #: The probes double (the last one becoming the next one's half) while the estimate leaves
 #: the call's refusal in doubt (within this factor of ``max_seconds``, either side), the
 #: next probe is predicted to take at most PROBE_SHARE of the estimate, and it stays within
-#: 1 / PROBE_MAX_SHARE of the largest set. Measured at 30,000 × 64 (two sets; Vendi and
-#: Circles took 539 s and 464 s beside each other, Vendi about 470 s alone): from 750 and
+#: 1 / PROBE_MAX_SHARE of the largest set. Measured at 30,000 × 64 (two sets; alone they
+#: took Vendi 442 s and Circles 282 s), the pairs' work grown as r² alone: from 750 and
 #: 1,500 samples three calls estimated Vendi at 677-733 s and Circles at 428-884 s; from
-#: 1,500 and 3,000 at 580 s and 249 s; from 3,000 and 6,000 at 446 s and 249 s.
+#: 1,500 and 3,000 at 580 s and 249 s; from 3,000 and 6,000 at 446 s and 249 s. With
+#: a·r + b·r² (:func:`grown`), from 1,500 and 3,000: Vendi 389-456 s in four calls.
 DOUBT = 2.0
 PROBE_SHARE = 0.03
 PROBE_MAX_SHARE = 8
@@ -227,7 +228,6 @@ def solver_seconds(
     (``Plan.probe_of_n``). A time budget bounds each solver run (set and family) and so
     the estimate. Sets on dask workers or a torch device, and sets too small to be worth a
     probe, are not estimated. An estimate, not a bound (``benchmarks/large_n.py`` records
-    estimate and time side by side).
     estimate and time side by side).
     """
     local = [s for s in cond.sets if s.embeddings is not None and not s.distributed
@@ -334,16 +334,17 @@ def describe_estimate(
     cond: Condition,
     seconds: dict[str, float],
     memory: dict[str, float],
+    total: float,
     influences: dict[str, tuple[float, str]] | None = None,
     replicates: dict[str, tuple[float, str]] | None = None,
     beside: tuple[Sequence[str], Sequence[str]] = ((), ()),
     probed: tuple[int, int] = (SOLVER_PROBE_N // 2, SOLVER_PROBE_N),
 ) -> str:
-    """The plan as a user reads it before a long run: per family, peak memory and time
-    (``influences``: family -> seconds and how its whole-set influences are computed;
-    ``replicates``: family -> seconds and which replicates give its band; ``beside``: the
-    families run on a thread while the others, refined, run: their times overlap;
-    ``probed``: the sizes of the solvers' probes the times were grown from)."""
+    """The plan as a user reads it before a long run: per family, peak memory and time,
+    and the ``total`` (``influences``: family -> seconds and how its whole-set influences
+    are computed; ``replicates``: family -> seconds and which replicates give its band;
+    ``beside``: the families run on a thread while the others, refined, run: their times
+    overlap; ``probed``: the sizes of the solvers' probes the times were grown from)."""
     n, k = max(s.n for s in cond.sets), len(cond.sets)
     influences, replicates = influences or {}, replicates or {}
     probes = (
@@ -367,9 +368,7 @@ def describe_estimate(
             f"  {name}: its sampling uncertainty ({how}; timed on a few), "
             f"about {_duration(secs)}"
         )
-    total = sum(secs for part in (influences, replicates) for secs, _ in part.values())
     shared = overlap(seconds, beside)
-    total += sum(seconds.values()) - shared
     side, refined = ([name for name in names if name in seconds] for names in beside)
     alongside = (
         f" ({' and '.join(side)} beside {' and '.join(refined)}: "
@@ -463,11 +462,12 @@ def check_solver_time(
         )
 
     seconds, probed = solver_seconds(cond, plan, fams, settled)
-    beside = beside_of(seconds)
-    text = describe_estimate(cond, seconds, memory or {}, influenced, timed, beside, probed)
+    total = total_of(seconds)
+    text = describe_estimate(
+        cond, seconds, memory or {}, total, influenced, timed, beside_of(seconds), probed
+    )
     if not seconds and not extra:
         return seconds
-    total = total_of(seconds)
     if max_seconds is not None and total > max_seconds:
         budget = "" if plan.time_budget is not None else (
             "pass time_budget=<seconds per set and family> to cut each solver short "
