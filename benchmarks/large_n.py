@@ -7,6 +7,10 @@ vendi-score and magnipy run only where benchmarks/setup.sh installed them)::
     nice python benchmarks/large_n.py --n 50000 --sets 2                  # 50k target
     nice python benchmarks/large_n.py --n 100000 --sets 2                 # completes or refuses
 
+The large-n runs call ``profiles`` with the library's default ``max_seconds=600``, as a
+user would: a call estimated beyond it is refused up front and recorded as such
+(``--max-seconds none`` runs it anyway, ``--limit`` still stops it).
+
 Every (method, family) runs in its own subprocess, so its wall time and its peak
 resident memory (``ru_maxrss`` of that process: everything it allocated, the data
 included) are its own, under a time limit; a run past the limit is reported as such.
