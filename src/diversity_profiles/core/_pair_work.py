@@ -1,11 +1,12 @@
 """Seconds spent on work over all pairs of a set, counted apart from the rest of a run.
 
 The up-front time estimate times the large-n solvers on subsets of 750 and 1,500 samples
-and extrapolates in n. At those sizes their n² work (products with an n × n kernel, passes
-over the tiles) is a small share of the time, and an exponent fitted to the two totals saw
-none of it: at 30,000 × 64 Vendi was estimated at 133 s for 804 s. Work over the pairs is
-therefore metered on its own (:func:`pair_work`, outermost region only) and grown as n²,
-the rest with its own fitted exponent.
+(and more where its decision is in doubt) and extrapolates in n. At those sizes their n²
+work (products with an n × n kernel, passes over the tiles) is a small share of the time,
+and an exponent fitted to the two totals saw none of it: at 30,000 × 64 Vendi was
+estimated at 133 s for 804 s. Work over the pairs is therefore metered on its own
+(:func:`pair_work`, outermost region only) and grown as a·n + b·n², the rest with its own
+fitted exponent (``pipeline._passes.grown``).
 """
 
 from __future__ import annotations
