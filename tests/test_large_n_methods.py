@@ -98,6 +98,31 @@ def test_magnitude_large_cosine_and_every_memory_mode():
         assert np.all(r.lower <= exact * (1 + 1e-12))
 
 
+def test_magnitude_large_holds_one_z_at_a_time(monkeypatch):
+    # "held" mode forms a float32 Z_t per scale (4 n² bytes, what the plan counts): the
+    # last scale's must be gone before the next one is formed. Rebinding the operator
+    # after forming the next kept both, twice the planned peak (20.6 GB at 50,000).
+    import weakref
+
+    from diversity_profiles.engines._blockwise import PairOperator
+
+    alive: list = []
+    live_at_formation: list[int] = []
+    formed = PairOperator._formed
+
+    def tracked(self, double):
+        live_at_formation.append(sum(ref() is not None for ref in alive))
+        K = formed(self, double)
+        alive.append(weakref.ref(K))
+        return K
+
+    monkeypatch.setattr(PairOperator, "_formed", tracked)
+    X = _clustered(np.random.default_rng(4), 300, 12)
+    r = magnitude_large(X, [0.05, 0.5, 5.0, 50.0], memory_limit=1e6)
+    assert r.mode == "held"
+    assert len(live_at_formation) == 4 and live_at_formation == [0, 0, 0, 0]
+
+
 def _benchmark_data(n, d=768, seed=0):
     """benchmarks/large_n.py's data: 50 clusters in a 64-d subspace plus noise."""
     rng = np.random.default_rng(seed)
