@@ -387,9 +387,14 @@ def test_a_full_disk_gives_one_line_and_leaves_the_old_file(sets_folder, tmp_pat
 # --- signals during a write ------------------------------------------------------------
 
 SLOW_WRITER = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
 from diversity_profiles.files import write_atomic
+
+# The dispositions of a terminal: a runner under nohup hands SIGHUP down ignored, and an
+# ignored signal is left alone by the write (it does not end the process).
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 target, shape = Path(sys.argv[1]), sys.argv[2]
 
