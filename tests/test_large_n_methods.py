@@ -501,19 +501,22 @@ def test_circles_large_budget_spent_in_the_pair_pass_keeps_subsample_witnesses()
 
 def test_circles_large_stops_a_pair_pass_predicted_to_overrun_its_budget(monkeypatch):
     # 4 rows of 64-sample tiles (10 tiles), each tile slowed to 0.3 s: the first row
-    # (4 tiles, 1.2 s) predicts 3 s for the pass, over OVERRUN (1.25) times a 1.5 s budget,
-    # so it stops there instead of running on to 2.1 s (its check before the third row).
+    # (4 tiles, 1.2 s) predicts 3 s for the pass, over OVERRUN (1.25) times a 2 s budget,
+    # so it stops there instead of running its second row too (2.1 s: the budget is
+    # checked before the third). Counted in tiles, not seconds: a slower machine only
+    # makes the prediction longer.
     # A small memory_limit keeps only the near pairs: every tile goes through candidates.
     import time
 
     from diversity_profiles.large import _circles_large as cl
 
-    make = cl._host_candidates
+    make, tiles = cl._host_candidates, []
 
     def slowed(X, distance):
         candidates = make(X, distance)
 
         def slow(a, b, cap):
+            tiles.append((a, b))
             time.sleep(0.3)
             return candidates(a, b, cap)
 
@@ -524,12 +527,13 @@ def test_circles_large_stops_a_pair_pass_predicted_to_overrun_its_budget(monkeyp
     monkeypatch.setattr(cl, "_host_candidates", slowed)
     X = _clustered(np.random.default_rng(6), 256, 3)
     taus = np.quantile(pairwise_distances(X)[np.triu_indices(256, 1)], [0.001, 0.01])
-    r = cl.circles_large(X, taus, exact_max_component=0, time_budget=1.5, memory_limit=1e3)
+    r = cl.circles_large(X, taus, exact_max_component=0, time_budget=2.0, memory_limit=1e3)
     assert r.kind == ["skipped"] * 2 and r.n_pairs == 0
-    assert r.seconds["pairs"] < 1.5
+    assert len(tiles) == 4  # the first row only
     # A pass predicted to fit its budget runs to the end.
+    tiles.clear()
     r = cl.circles_large(X, taus, exact_max_component=0, time_budget=60.0, memory_limit=1e3)
-    assert "skipped" not in r.kind and r.n_pairs > 0
+    assert "skipped" not in r.kind and r.n_pairs > 0 and len(tiles) == 10
 
 
 def test_profiles_large_circles_fills_skipped_thresholds_from_the_pass():

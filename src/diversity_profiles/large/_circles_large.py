@@ -224,11 +224,11 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, 
     desc = f"circles_large: pairs within the thresholds, {n:,} points"
     whole = every and hasattr(candidates, "whole")
     per_row = [len(range(a, n, TILE)) for a in rows]  # tiles: the rows shrink down
-    start, done = time.perf_counter(), 0
+    start, done, total = time.perf_counter(), 0, sum(per_row)
     for i, a in enumerate(
         timed_progress(rows, total=len(rows), desc=desc, enabled=progress, unit="tile row")
     ):
-        if a and (_over(deadline, stop) or _overruns(start, deadline, done / sum(per_row))):
+        if a and (_over(deadline, stop) or _overruns(start, deadline, done / total)):
             return None
         done += per_row[i]
         for b in range(a, n, TILE):
