@@ -14,6 +14,8 @@ user would: a call estimated beyond it is refused up front and recorded as such
 Every (method, family) runs in its own subprocess, so its wall time and its peak
 resident memory (``ru_maxrss`` of that process: everything it allocated, the data
 included) are its own, under a time limit; a run past the limit is reported as such.
+The peak is in GiB (2³⁰ bytes; the key ``peak_rss_gb`` keeps its old name): 12 GiB is
+12.9·10⁹ bytes.
 Data: ``--sets`` sets of n points, d = 768: 50 clusters in a 64-d subspace plus noise
 (the shape of embeddings). Results go to benchmarks/large_n_results.json (merged by
 n), with the load average before and after.
@@ -255,7 +257,7 @@ def main() -> None:
         sec = res.get("seconds")
         print(f"{method:>18} {family:>16}: {res['status']:>10} "
               f"{'' if sec is None else f'{sec:8.1f} s'} "
-              f"{res.get('peak_rss_gb', float('nan')):6.2f} GB  {res.get('family_seconds', '')}"
+              f"{res.get('peak_rss_gb', float('nan')):6.2f} GiB  {res.get('family_seconds', '')}"
               f"  load {res['load']}", flush=True)  # fmt: skip
         for fam, g in res.get("width_goals", {}).items():
             verdict = "met" if g["met"] else f"missed at {g['points_missed']} of {g['points']}"

@@ -173,7 +173,10 @@ def test_planner_routes_by_size():
     held = planning.plan(["magnitude"], [10_000], 768, available=16e9)["magnitude"].nbytes
     assert 12.0 * 10_000**2 <= held < 12.0 * 10_000**2 + 1e9
     small = planning.plan(["magnitude", "vendi"], [50_000], 768, available=8e9)
-    assert all(r.nbytes < 1e9 for r in small.values())
+    assert small["magnitude"].nbytes < 2e9  # X in float64 and float32, its CG blocks
+    # no K held, but the float64 rerun's Krylov basis: 128 probes × 40 steps × 8 bytes a
+    # point (2.05 GB at 50,000)
+    assert 128 * 40 * 8 * 50_000 < small["vendi"].nbytes < 3.5e9
     routes = planning.plan(["vendi"], [50_000], 768, dual_vendi=True, available=100e9)
     assert routes["vendi"].method == "exact"  # cosine Vendi: the d × d dual, any n
 

@@ -360,24 +360,10 @@ def _spectral_state(op, n_total, rank, probes, steps, power_iterations, seed, li
     limit = DEFAULT_MEMORY if limit is None else float(limit)
     if 4.0 * N * N <= limit:
         op.hold()
-    m = min(rank, N)
-    L, _, _ = pivoted_cholesky(op, m, rtol=1e-14)
-    Q = np.linalg.qr(L)[0] if L.shape[1] else np.zeros((N, 0))
-    for _ in range(power_iterations if Q.shape[1] else 0):
-        Q = np.linalg.qr(op.matmat(Q))[0]
-    # The certifying Rayleigh–Ritz pass, in float64, also gives ‖A‖_F² exactly.
-    AQ, fro2 = op.matmat(np.column_stack([Q, np.zeros(N)]), double=True, sum_squares=True)
-    AQ = AQ[:, :-1]
-    H = Q.T @ AQ
-    theta, V = np.linalg.eigh((H + H.T) / 2)
-    theta, V = theta[::-1], V[:, ::-1]
-    U, AU = Q @ V, AQ @ V
-    R = AU - U * theta
-    rho = math.sqrt(max(float(np.linalg.eigvalsh(R.T @ R)[-1]), 0.0)) if R.size else 0.0
-    lo, hi = _boxes(theta, rho, float((R * R).sum()), fro2, N)
+    theta, U, beta, rho, r_fro2, fro2 = _ritz_pairs(op, min(rank, N), power_iterations)
+    lo, hi = _boxes(theta, rho, r_fro2, fro2, N)
     cut = 10.0 * n_total * _EPS * max(float(theta[0]) if len(theta) else 0.0, 0.0)
     spent = deadline is not None and time.perf_counter() > deadline
-    beta = np.sqrt((R * R).sum(axis=0))
     separated = _separated(theta, beta)
     slq = None
     if not spent:
@@ -403,6 +389,34 @@ def _spectral_state(op, n_total, rank, probes, steps, power_iterations, seed, li
                "steps": 0 if slq is None else slq["steps"]}  # fmt: skip
     return {"theta": theta, "lo": lo, "hi": hi, "cut": cut, "fro2": fro2, "slq": slq, "N": N,
             "details": details, "engine": op.engine}  # fmt: skip
+
+
+def _ritz_pairs(op, m: int, power_iterations: int):
+    """Ritz values θ (descending) and vectors U of A from a rank-m pivoted Cholesky basis
+    and a float64 Rayleigh–Ritz pass, with each vector's residual norm β, the residual's
+    spectral norm ρ and squared Frobenius norm, and ‖A‖_F² (exact, from the same pass).
+
+    Its own function so that the basis, the products and the residual block (five more
+    n × m float64 arrays: 0.37 GiB at n = 50,000) are gone before the Lanczos runs
+    beside the held K; only U goes on."""
+    N = op.n
+    L, _, _ = pivoted_cholesky(op, m, rtol=1e-14)
+    Q = np.linalg.qr(L)[0] if L.shape[1] else np.zeros((N, 0))
+    del L
+    for _ in range(power_iterations if Q.shape[1] else 0):
+        Q = np.linalg.qr(op.matmat(Q))[0]
+    # The certifying Rayleigh–Ritz pass, in float64, also gives ‖A‖_F² exactly.
+    AQ, fro2 = op.matmat(np.column_stack([Q, np.zeros(N)]), double=True, sum_squares=True)
+    AQ = AQ[:, :-1]
+    H = Q.T @ AQ
+    theta, V = np.linalg.eigh((H + H.T) / 2)
+    theta, V = theta[::-1], V[:, ::-1]
+    U, R = Q @ V, AQ @ V
+    del Q, AQ
+    R -= U * theta
+    rho = math.sqrt(max(float(np.linalg.eigvalsh(R.T @ R)[-1]), 0.0)) if R.size else 0.0
+    beta = np.sqrt((R * R).sum(axis=0))
+    return theta, U, beta, rho, float((R * R).sum()), fro2
 
 
 def _bounds_at(state: dict, qs: np.ndarray) -> VendiBounds:
@@ -474,8 +488,10 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
     z2 = (Z * Z).sum(axis=0)
     keep = z2 > 1e-12 * N  # a basis of (nearly) the whole space leaves nothing to probe
     Z, z2 = Z[:, keep], z2[keep]
-    V = np.column_stack([U, Z / np.sqrt(z2)])
-    if not V.shape[1]:
+    Z /= np.sqrt(z2)
+    # The Lanczos runs get their start columns as new arrays (they overwrite them): the
+    # pilot's [U, first probes], then the probes themselves, never a copy of all of them.
+    if not m + Z.shape[1]:
         return {"z2": z2, "quad": [], "ritz": [], "precision": "none", "noise": 0.0, "steps": 0}
     steps = np.r_[np.full(m, steps[1]), np.full(len(z2), steps[0])]
     # u_iᵀAu_i = θ_i is known in float64: at high orders Σ θ^q carries the whole sum, and
@@ -486,7 +502,8 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
     # from it: where the rerun follows, the other probes' float32 products would be thrown
     # away (at 30,000 × 64, 112 of the 128 probes' 40 float32 steps a set).
     pilot = m + (min(PILOT_PROBES, len(z2)) if precision == "auto" else len(z2))
-    result, done = _lanczos(op, V[:, :pilot].copy(), steps[:pilot], precision == "double",
+    result, done = _lanczos(op, np.column_stack([U, Z[:, : pilot - m]]), steps[:pilot],
+                            precision == "double",
                             deadline, first[:pilot], sep, m, progress)  # fmt: skip
     # float32 tiles perturb each entry by ~1e-7 relative, roughly at random: the spectrum
     # of K/n moves by ~2e-7·rms(K)/√N = 2e-7·‖A‖_F/√N. Eigenvalues below 30× that are
@@ -510,12 +527,14 @@ def _deflated_slq(op, U, theta, separated, probes, steps, seed, fro2, precision,
             # of the all-float64 run.
             if 8.0 * N * N <= limit:
                 op.hold_double()
-            redo, done_probes = _lanczos(op, V[:, m:].copy(), steps[m:], True, deadline,
+            else:  # float64 products come from the tiles: a held float32 K is dead weight
+                op.release()  # (9.3 GiB at n = 50,000) beside the float64 Krylov basis
+            redo, done_probes = _lanczos(op, Z, steps[m:], True, deadline,
                                          first[m:], sep, 0, progress)  # fmt: skip
             result, done = result[:m] + redo, max(done, done_probes)
             precision, floor = "double", 0.0
-        elif pilot < V.shape[1] and in_time:  # the other probes, in float32 too
-            rest, done_rest = _lanczos(op, V[:, pilot:].copy(), steps[pilot:], False, deadline,
+        elif pilot < m + Z.shape[1] and in_time:  # the other probes, in float32 too
+            rest, done_rest = _lanczos(op, Z[:, pilot - m :], steps[pilot:], False, deadline,
                                        first[pilot:], sep, 0, progress)  # fmt: skip
             result, done = result + rest, max(done, done_rest)
         else:  # the time budget is spent: the pilot's probes alone
@@ -603,7 +622,9 @@ def _lanczos(op, V, steps, double, deadline=None, first=None, sep=None, start=0,
                     Wp -= (sep @ (sep.T @ Wp)).astype(Wp.dtype)
                 W[:, probe] = Wp
         a = (Va * W).sum(axis=0)
-        W -= Va * a + prev[:, act] * beta[act]
+        # One n × columns temporary at a time (each is 82 MiB at n = 50,000, 216 columns).
+        W -= Va * a
+        W -= prev[:, act] * beta[act]
         for _ in range(2):  # full reorthogonalisation, per column ("twice is enough")
             basis.project_out(k, act, W)
         alphas[k, act] = a
@@ -617,7 +638,8 @@ def _lanczos(op, V, steps, double, deadline=None, first=None, sep=None, start=0,
             length = np.minimum(length, k + 1)
             break
         b = np.where(b > 0, b, 1.0)
-        prev[:, act], V[:, act], beta[act] = Va, W / b, b
+        W /= b
+        prev[:, act], V[:, act], beta[act] = Va, W, b
     if first is not None:
         alphas[0] = np.where(np.isnan(first), alphas[0], first)
     rules = [

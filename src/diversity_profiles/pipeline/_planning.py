@@ -67,25 +67,29 @@ def solver_memory(available: float) -> float:
 def _large_bytes(
     family: str, n: int, d: int, n_grid: int, available: float, distance: str | None = None
 ) -> float:
-    """Peak bytes of the large-n method: block buffers, per-point arrays, one copy of X, and
-    what the iterative module holds with ``memory_limit = solver_memory(available)``."""
+    """Peak bytes of the large-n method: block buffers, per-point arrays, X in float64 and
+    float32, and what the iterative module holds with ``memory_limit =
+    solver_memory(available)``."""
     buffers = 6 * 2048 * 2048 * 8
     per_point = n * (n_grid + 2) * 8  # e.g. the degree of every point at every threshold
-    base = buffers + n * d * 8
-    held_per_pair = FAMILIES[family].cost.large_solver_bytes
+    base = buffers + n * d * 12
+    cost = FAMILIES[family].cost
+    held_per_pair = cost.large_solver_bytes
     if not held_per_pair or family not in SOLVERS or not _tight(family, distance):
         return base + per_point  # bounds from the streamed passes only
     # What the iterative module holds when it fits (Z_t or K in float32, Circles' pairs),
-    # else its memory limit or nothing (it recomputes tiles); plus a few n × 256 float64
-    # blocks (preconditioner, Nyström/Ritz basis).
+    # else its memory limit or nothing (it recomputes tiles); plus its column blocks
+    # (Krylov bases, preconditioner): the family's bytes per point beside that mode.
     limit = solver_memory(available)
     tiers = held_per_pair if isinstance(held_per_pair, tuple) else (held_per_pair,)
-    fits = [b * n * n for b in tiers if b * n * n <= limit]
-    if fits:
-        held = fits[0]
+    columns = cost.large_solver_bytes_per_point
+    beside = columns if isinstance(columns, tuple) else (columns,) * (len(tiers) + 1)
+    mode = next((k for k, b in enumerate(tiers) if b * n * n <= limit), len(tiers))
+    if mode < len(tiers):
+        held = tiers[mode] * n * n
     else:
-        held = limit if FAMILIES[family].cost.large_solver_fills_limit else 0.0
-    return base + per_point + 3 * n * 256 * 8 + held
+        held = limit if cost.large_solver_fills_limit else 0.0
+    return base + per_point + n * beside[mode] + held
 
 
 def _no_matrix(family: str, dual: bool) -> bool:

@@ -79,11 +79,21 @@ class Cost:
     #: When that does not fit: True, it keeps what fits (up to its memory limit); False,
     #: it recomputes tiles and holds no n × n data at all.
     large_solver_fills_limit: bool = False
+    #: Bytes per point its large-n solver works with beside what it holds per pair (column
+    #: blocks: Krylov bases, preconditioners, CG vectors), at its largest stage. A tuple
+    #: gives one figure per memory mode of ``large_solver_bytes``, then one for none held.
+    large_solver_bytes_per_point: float | tuple[float, ...] = 3 * 256 * 8
     #: Distances on which it is a closed form (either method) with no pass over the pairs.
     closed_form_distances: tuple[str, ...] = ()
     #: Its exact method (values and influence) works on the distinct rows and their counts
     #: (``PreparedSet.collapsed``), so the planner sizes it by the distinct rows.
     collapses_duplicates: bool = False
+
+
+#: vendi_large's column blocks per point (see its Cost): the float64 rerun of 128 probes
+#: over 40 steps, and the float32 pilot (200 Ritz columns × 20 steps, 16 probes × 40).
+_VENDI_RERUN_BYTES = 128 * 40 * 8 + 7 * 128 * 8
+_VENDI_PILOT_BYTES = (200 * 20 + 16 * 40) * 4 + 7 * 216 * 8
 
 
 @dataclass(frozen=True)
@@ -725,6 +735,14 @@ FAMILIES: dict[str, Family] = {
                 # vendi_large holds K in float32 when it fits, and in float64 in its place
                 # for the float64 rerun of its probes when that fits
                 large_solver_bytes=(8.0, 4.0),
+                # Beside a float64 K: the float64 rerun of its 128 probes, 40 steps each
+                # (a Krylov basis of 128 × 40 float64 values a point, ~7 blocks of 128
+                # columns: products, the last two vectors). Beside a float32 K: the
+                # float32 pilot's basis of 200 × 20 + 16 × 40 values and ~7 blocks of
+                # 216 columns (a float64 rerun from tiles releases that K first). Neither
+                # held: the rerun. Per memray at n = 50,000, d = 768.
+                large_solver_bytes_per_point=(_VENDI_RERUN_BYTES, _VENDI_PILOT_BYTES,
+                                              _VENDI_RERUN_BYTES),
             ),
             allow_inf=True,
             uses_kernel=True,
@@ -765,6 +783,9 @@ FAMILIES: dict[str, Family] = {
                 # magnitude_large holds the float64 distances and Z_t in float32 when both
                 # fit, else Z_t alone, else nothing (it recomputes tiles)
                 large_solver_bytes=(12.0, 4.0),
+                # the preconditioner's 200 + 256 columns and its factors, the CG blocks:
+                # 0.7 GiB beside the held Z_t at n = 50,000 (resident memory, measured)
+                large_solver_bytes_per_point=16_000,
             ),
             low_open=True,
             extendable=True,
