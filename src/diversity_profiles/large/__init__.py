@@ -9,7 +9,7 @@ options, distances, engines); :func:`run_solver` calls one, refusing undeclared 
 from ._circles_large import CirclesBounds, circles_large
 from ._magnitude_large import MagnitudeBounds, magnitude_large
 from ._solvers import SOLVERS, Solver, open_solver, run_solver, solver
-from ._vendi_large import VendiBounds, vendi_large
+from ._vendi_large import VendiBounds, column_bytes_per_point, vendi_large
 
 __all__ = [
     "SOLVERS",
@@ -18,6 +18,7 @@ __all__ = [
     "Solver",
     "VendiBounds",
     "circles_large",
+    "column_bytes_per_point",
     "magnitude_large",
     "open_solver",
     "run_solver",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..large import column_bytes_per_point
 from . import _large as large
 from ._condition import Condition, PreparedSet
 from ._plan import Plan
@@ -88,12 +89,6 @@ class Cost:
     #: Its exact method (values and influence) works on the distinct rows and their counts
     #: (``PreparedSet.collapsed``), so the planner sizes it by the distinct rows.
     collapses_duplicates: bool = False
-
-
-#: vendi_large's column blocks per point (see its Cost): the float64 rerun of 128 probes
-#: over 40 steps, and the float32 pilot (200 Ritz columns × 20 steps, 16 probes × 40).
-_VENDI_RERUN_BYTES = 128 * 40 * 8 + 7 * 128 * 8
-_VENDI_PILOT_BYTES = (200 * 20 + 16 * 40) * 4 + 7 * 216 * 8
 
 
 @dataclass(frozen=True)
@@ -735,14 +730,14 @@ FAMILIES: dict[str, Family] = {
                 # vendi_large holds K in float32 when it fits, and in float64 in its place
                 # for the float64 rerun of its probes when that fits
                 large_solver_bytes=(8.0, 4.0),
-                # Beside a float64 K: the float64 rerun of its 128 probes, 40 steps each
-                # (a Krylov basis of 128 × 40 float64 values a point, ~7 blocks of 128
-                # columns: products, the last two vectors). Beside a float32 K: the
-                # float32 pilot's basis of 200 × 20 + 16 × 40 values and ~7 blocks of
-                # 216 columns (a float64 rerun from tiles releases that K first). Neither
-                # held: the rerun. Per memray at n = 50,000, d = 768.
-                large_solver_bytes_per_point=(_VENDI_RERUN_BYTES, _VENDI_PILOT_BYTES,
-                                              _VENDI_RERUN_BYTES),
+                # its column blocks: the float64 rerun of its probes beside a float64 K
+                # or with none held; the float32 pilot beside a float32 K (a float64
+                # rerun from tiles releases that K first)
+                large_solver_bytes_per_point=(
+                    column_bytes_per_point("rerun"),
+                    column_bytes_per_point("pilot"),
+                    column_bytes_per_point("rerun"),
+                ),
             ),
             allow_inf=True,
             uses_kernel=True,
