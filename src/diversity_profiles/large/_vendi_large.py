@@ -565,10 +565,15 @@ def column_bytes_per_point(stage: str) -> int:
 
     >>> column_bytes_per_point("rerun"), column_bytes_per_point("pilot")
     (48128, 30656)
+    >>> column_bytes_per_point("pilots")
+    Traceback (most recent call last):
+    ValueError: The 'stage' argument must be 'rerun' or 'pilot'. Got 'pilots'.
     """
     if stage == "rerun":
         return PROBES * STEPS * 8 + 7 * PROBES * 8
-    return (RANK * RITZ_STEPS + PILOT_PROBES * STEPS) * 4 + 7 * (RANK + PILOT_PROBES) * 8
+    if stage == "pilot":
+        return (RANK * RITZ_STEPS + PILOT_PROBES * STEPS) * 4 + 7 * (RANK + PILOT_PROBES) * 8
+    raise ValueError(f"The 'stage' argument must be 'rerun' or 'pilot'. Got {stage!r}.")
 
 #: How fast the probes' small Gauss nodes approach the float32 noise level as the set
 #: grows: the level at which they see 1e-3 of the mass, in units of the noise level, went
