@@ -1,0 +1,368 @@
+"""Circles bounds from the geometry of the samples alone, with no pass over the pairs.
+
+Work is O(n·d·(K + depth)) rather than O(n²·d), so these bounds exist where the pair pass
+does not fit the memory or the time budget (50,000 × 768 under a 120 s budget: before, the
+upper bound there was about n/2 at every threshold).
+
+Below (a witness): a farthest-first traversal picks up to K samples, each as far as
+possible from those before it; at each τ a greedy pass over them, in that order, keeps
+those farther than τ from every one kept. Their pairwise distances are then checked in
+float64 against τ with their rounding bound, so the witness is certified whatever the
+traversal's float32 arithmetic chose.
+
+Above (a clique cover): a bisecting tree splits the samples in two along their principal
+direction, refined by a few 2-means steps. A node whose diameter is at most τ is a clique of
+G_τ; its diameter is bounded by twice its radius about its mean, or computed from its pairs
+when it has at most EXACT_DIAMETER samples. Per τ, each node is covered by one clique, by
+its children's covers, or sample by sample, whichever is smallest. The cliques among the
+top TOP nodes of the tree are then merged first-fit where every pair across two of them is
+within τ, which ``max_{x∈a} |x − μ_b| + r_b`` bounds (μ_b, r_b: b's mean and radius).
+
+Both use the triangle inequality, so the metric must be Euclidean (cosine thresholds map to
+Euclidean ones on unit vectors: 1 − cos = |x − y|²/2).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["GeometricBounds", "geometric_bounds"]
+
+#: Samples of the farthest-first traversal (its cost: one float32 product with the
+#: embeddings each; at 50,000 × 768 about 15 ms).
+CENTRES = 1024
+#: ... of which at least this many run even when the deadline has passed (a few seconds
+#: at 100,000 × 768), so that a call out of time still gets witnesses at large τ.
+MIN_CENTRES = 32
+#: Nodes up to this size get their exact diameter (a float32 Gram of their rows).
+EXACT_DIAMETER = 2048
+#: Nodes at the top of the tree (breadth first) whose cliques may merge across nodes.
+TOP = 511
+#: 2-means steps after the split along the principal direction, and power iterations for it.
+LLOYD_STEPS = 4
+POWER_STEPS = 6
+_U32 = 2.0**-24
+_U64 = 2.0**-53
+_CHUNK = 4096
+
+
+@dataclass(frozen=True)
+class GeometricBounds:
+    """Certified Circles bounds at Euclidean thresholds ``tau`` (sorted).
+
+    ``witness[k]`` are samples pairwise farther apart than ``tau[k]`` (``lower[k]`` of
+    them); ``upper[k]`` is the size of a clique cover of G_τk.
+    """
+
+    tau: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    witness: list[np.ndarray] = field(default_factory=list)
+    centres: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+
+
+def geometric_bounds(
+    X: np.ndarray,
+    tau: np.ndarray,
+    *,
+    deadline: float | None = None,
+    stop: threading.Event | None = None,
+    centres: int = CENTRES,
+) -> GeometricBounds:
+    """Circles bounds of the rows of ``X`` (Euclidean) at sorted thresholds ``tau``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d), float64
+        Prepared embeddings.
+    tau : ndarray
+        Sorted Euclidean thresholds.
+    deadline : float, optional
+        ``time.perf_counter()`` value after which the traversal stops (past MIN_CENTRES)
+        and the tree stops splitting; what was found by then still bounds every threshold.
+    stop : threading.Event, optional
+        Set from another thread to stop as at the deadline.
+    centres : int
+        Samples of the farthest-first traversal at most.
+
+    Returns
+    -------
+    GeometricBounds
+
+    Examples
+    --------
+    Two tight pairs 10 apart: two circles from τ = 0.1 up to 10, one beyond.
+
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [10.0, 0.0], [10.0, 0.1]])
+    >>> b = geometric_bounds(X, np.array([0.05, 0.5, 9.0, 11.0]))
+    >>> b.lower.tolist(), b.upper.tolist()
+    ([4, 2, 2, 1], [4, 2, 2, 1])
+    >>> [w.tolist() for w in b.witness][2]  # samples farther than 9 apart
+    [0, 3]
+    """
+    t0 = time.perf_counter()
+    X = np.asarray(X, dtype=np.float64)
+    tau = np.asarray(tau, dtype=np.float64)
+    X32 = X.astype(np.float32)
+    sq = np.einsum("ij,ij->i", X, X)
+    order = _farthest_first(X32, sq, min(centres, len(X)), deadline, stop)
+    lower, witness = _greedy_packing(X[order], sq[order], tau)
+    tree = _BisectingTree.grow(X, X32, sq, float(tau[0]), deadline, stop)
+    upper = tree.cover(tau, X32, sq)
+    return GeometricBounds(
+        tau=tau, lower=lower, upper=upper, witness=[np.sort(order[w]) for w in witness],
+        centres=len(order), nodes=tree.count, seconds=time.perf_counter() - t0,
+    )  # fmt: skip
+
+
+def _out_of_time(deadline: float | None, stop: threading.Event | None) -> bool:
+    if stop is not None and stop.is_set():
+        return True
+    return deadline is not None and time.perf_counter() > deadline
+
+
+def _squared_error(d: int, unit: float, sq_a: np.ndarray, sq_b: np.ndarray) -> np.ndarray:
+    """Rounding bound of ``|a|² + |b|² − 2 a·b`` from a GEMM at unit round-off ``unit``
+    (the bound ``circles_large`` uses for its tiles)."""
+    return 4.0 * d * unit * (sq_a + sq_b)
+
+
+def _farthest_first(X32, sq, k: int, deadline, stop) -> np.ndarray:
+    """Up to ``k`` samples, each the farthest (in float32) from those before it."""
+    n = len(X32)
+    nearest = np.full(n, np.inf)
+    chosen = [int(np.argmax(sq))]  # an extreme sample: the start matters little
+    while len(chosen) < k:
+        c = chosen[-1]
+        d2 = sq + sq[c] - 2.0 * (X32 @ X32[c]).astype(np.float64)
+        np.minimum(nearest, d2, out=nearest)
+        nearest[c] = -np.inf
+        nxt = int(np.argmax(nearest))
+        if nearest[nxt] <= 0.0:  # every sample duplicates one chosen
+            break
+        chosen.append(nxt)
+        if len(chosen) >= MIN_CENTRES and _out_of_time(deadline, stop):
+            break
+    return np.array(chosen, dtype=np.int64)
+
+
+def _greedy_packing(C: np.ndarray, sq: np.ndarray, tau: np.ndarray):
+    """Per threshold, the rows of ``C`` (in their order) kept by a greedy pass when their
+    certified distance to every row kept before exceeds the threshold: sizes and indices."""
+    d = C.shape[1]
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (C @ C.T)
+    d2 -= _squared_error(d, _U64, sq[:, None], sq[None, :])
+    apart = np.sqrt(np.maximum(d2, 0.0))  # ≤ the true distances
+    np.fill_diagonal(apart, np.inf)
+    kept = np.zeros((len(tau), len(C)), dtype=bool)
+    for j in range(len(C)):
+        closest = np.where(kept, apart[j], np.inf).min(axis=1)
+        kept[:, j] = closest > tau
+    return kept.sum(axis=1), [np.flatnonzero(row) for row in kept]
+
+
+@dataclass
+class _BisectingTree:
+    """Nodes are ranges ``perm[start:stop]`` of one permutation of the samples; a node's
+    children are made after it, so reversed order is bottom-up."""
+
+    perm: np.ndarray
+    start: list[int] = field(default_factory=list)
+    stop: list[int] = field(default_factory=list)
+    diameter: list[float] = field(default_factory=list)  # certified upper bounds
+    radius: list[float] = field(default_factory=list)  # about ``mean`` (top nodes), certified
+    mean: list[np.ndarray | None] = field(default_factory=list)
+    children: list[tuple[int, int] | None] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.start)
+
+    def _add(self, a: int, b: int) -> int:
+        self.start.append(a)
+        self.stop.append(b)
+        self.diameter.append(np.inf)
+        self.radius.append(np.inf)
+        self.mean.append(None)
+        self.children.append(None)
+        return self.count - 1
+
+    @classmethod
+    def grow(cls, X, X32, sq, smallest: float, deadline, stop) -> _BisectingTree:
+        """Split until every node is a clique at ``smallest``, holds two samples or fewer,
+        or time is out (an unsplit node is then covered sample by sample). Nodes above
+        EXACT_DIAMETER samples split along their principal direction, breadth first; a
+        node at or below it gets its certified distance matrix once, and its subtree is
+        split from that alone (at the farthest pair; diameters exact)."""
+        tree = cls(np.arange(len(X)))
+        queue = [tree._add(0, len(X))]
+        while queue:
+            k = queue.pop(0)
+            a, b = tree.start[k], tree.stop[k]
+            rows = tree.perm[a:b]
+            if k < TOP:
+                tree.mean[k], tree.radius[k] = _ball(X, rows)
+            if b - a <= EXACT_DIAMETER:
+                tree._grow_within(k, _distances_up_to(X32[rows], sq[rows]), X, smallest,
+                                  deadline, stop)  # fmt: skip
+                continue
+            tree.diameter[k] = 2.0 * (tree.radius[k] if k < TOP else _ball(X, rows)[1])
+            if tree.diameter[k] > smallest and not (k and _out_of_time(deadline, stop)):
+                left = _split(X32[rows])
+                if 0 < left.sum() < b - a:
+                    tree.perm[a:b] = np.r_[rows[left], rows[~left]]
+                    middle = a + int(left.sum())
+                    pair = (tree._add(a, middle), tree._add(middle, b))
+                    tree.children[k] = pair
+                    queue += pair
+        return tree
+
+    def _grow_within(self, k, D, X, smallest, deadline, stop) -> None:
+        """Split node ``k`` and its subtree from ``D``, its samples' distances (upper
+        bounds), in their order in ``perm``."""
+        rows = self.perm[self.start[k] : self.stop[k]].copy()
+        todo = [(k, np.arange(len(rows)))]
+        while todo:
+            k, local = todo.pop()
+            sub = D[np.ix_(local, local)]
+            self.diameter[k] = float(sub.max())
+            if k < TOP and self.mean[k] is None:
+                self.mean[k], self.radius[k] = _ball(X, rows[local])
+            if len(local) < 3 or self.diameter[k] <= smallest or _out_of_time(deadline, stop):
+                continue
+            p = int(np.argmax(sub[0]))
+            q = int(np.argmax(sub[p]))
+            left = sub[p] <= sub[q]  # nearer p (p itself) than q
+            if left.all():  # p and q at distance 0 under their bounds: nothing to split
+                continue
+            local = np.r_[local[left], local[~left]]
+            a, middle, b = self.start[k], self.start[k] + int(left.sum()), self.stop[k]
+            self.perm[a:b] = rows[local]
+            pair = (self._add(a, middle), self._add(middle, b))
+            self.children[k] = pair
+            todo += [(pair[0], local[: middle - a]), (pair[1], local[middle - a :])]
+
+    def cover(self, tau: np.ndarray, X32, sq) -> np.ndarray:
+        """Clique-cover sizes of G_τ at every τ (see the module's docstring)."""
+        size = np.array(self.stop) - np.array(self.start)
+        diameter = np.array(self.diameter)
+        best = np.empty((self.count, len(tau)), dtype=np.int64)
+        for k in reversed(range(self.count)):
+            split = self.children[k]
+            below = size[k] if split is None else best[split[0]] + best[split[1]]
+            best[k] = np.where(diameter[k] <= tau, 1, np.minimum(below, size[k]))
+        merged = self._merged(tau, best, X32, sq)
+        return np.minimum(best[0], merged)
+
+    def _merged(self, tau, best, X32, sq) -> np.ndarray:
+        """Per τ, the cover with the cliques among the top nodes merged first-fit."""
+        top = min(self.count, TOP)
+        size = np.array(self.stop) - np.array(self.start)
+        radius = np.array(self.radius[:top])
+        far = _farthest_from(X32, sq, self.perm, np.array(self.mean[:top]),
+                             self.start[:top], self.stop[:top])  # fmt: skip
+        across = np.minimum(far + radius[None, :], far.T + radius[:, None])
+        out = np.empty(len(tau), dtype=np.int64)
+        for i, t in enumerate(tau):
+            cliques, rest, todo = [], 0, [0]
+            while todo:  # the top of the cut best[:, i] chose; below the top, its counts
+                k = todo.pop()
+                split = self.children[k]
+                if k >= top:
+                    rest += int(best[k, i])
+                elif self.diameter[k] <= t:
+                    cliques.append(k)
+                elif split is not None and best[split[0], i] + best[split[1], i] < size[k]:
+                    todo += list(split)
+                else:
+                    rest += int(size[k])
+            out[i] = rest + _first_fit(cliques, across, t)
+        return out
+
+
+def _first_fit(nodes: list[int], across: np.ndarray, t: float) -> int:
+    """Groups of ``nodes`` with every pair across at most ``t`` apart, first-fit."""
+    groups: list[list[int]] = []
+    for k in nodes:
+        for g in groups:
+            if (across[k, g] <= t).all():
+                g.append(k)
+                break
+        else:
+            groups.append([k])
+    return len(groups)
+
+
+def _ball(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, float]:
+    """The mean of ``X[rows]`` and a certified radius about it (float64, by chunks)."""
+    mean = np.zeros(X.shape[1])
+    for i in range(0, len(rows), _CHUNK):
+        mean += X[rows[i : i + _CHUNK]].sum(axis=0)
+    mean /= len(rows)
+    far = 0.0
+    for i in range(0, len(rows), _CHUNK):
+        diff = X[rows[i : i + _CHUNK]] - mean
+        far = max(far, float(np.einsum("ij,ij->i", diff, diff).max()))
+    # the rounding of the differences and sums: relative (d + 2)·u, well below 1e-12 here
+    return mean, float(np.sqrt(far)) * (1.0 + 1e-12) + 1e-300
+
+
+def _distances_up_to(A32: np.ndarray, sq: np.ndarray) -> np.ndarray:
+    """Certified upper bounds of the distances among the rows of ``A32`` (float32 Gram;
+    ``sq``: the float64 squared norms)."""
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (A32 @ A32.T).astype(np.float64)
+    d2 += _squared_error(A32.shape[1], _U32, sq[:, None], sq[None, :])
+    np.maximum(d2, 0.0, out=d2)
+    np.fill_diagonal(d2, 0.0)  # a sample is at distance 0 from itself, not at its bound
+    return np.sqrt(d2, out=d2)
+
+
+def _farthest_from(X32, sq, perm, means, starts, stops) -> np.ndarray:
+    """``far[a, b]``: a certified upper bound of ``max |x − means[b]|`` over the rows x of
+    ``X32[perm[starts[a]:stops[a]]]`` (by chunks of rows, never all n × len(means)). Like
+    the tiles of ``circles_large``, the product is of float32 roundings of both sides,
+    which the bound covers; the squared norms are the float64 ones."""
+    m32 = means.astype(np.float32)
+    msq = np.einsum("ij,ij->i", means, means)
+    far = np.zeros((len(means), len(means)))
+    for i in range(0, len(perm), _CHUNK):
+        rows = perm[i : i + _CHUNK]
+        a, s = X32[rows], sq[rows]
+        d2 = s[:, None] + msq[None, :] - 2.0 * (a @ m32.T).astype(np.float64)
+        d2 += _squared_error(X32.shape[1], _U32, s[:, None], msq[None, :])
+        dist = np.sqrt(np.maximum(d2, 0.0))
+        for k, (lo, hi) in enumerate(zip(starts, stops, strict=True)):
+            lo, hi = max(lo - i, 0), min(hi - i, len(a))
+            if lo < hi:
+                np.maximum(far[k], dist[lo:hi].max(axis=0), out=far[k])
+    return far
+
+
+def _split(A32: np.ndarray) -> np.ndarray:
+    """Left half of the rows: the sign of their principal component, then 2-means steps."""
+    centre = A32.mean(axis=0)
+    v = np.random.default_rng(len(A32)).standard_normal(A32.shape[1], dtype=np.float32)
+    for _ in range(POWER_STEPS):
+        w = A32 @ v - centre @ v
+        v = A32.T @ w - centre * w.sum()
+        v /= max(float(np.linalg.norm(v)), 1e-30)
+    p = A32 @ v
+    left = p < np.median(p)
+    if not left.any():
+        left = p < p.max()
+    for _ in range(LLOYD_STEPS):
+        if left.all() or not left.any():
+            break
+        c1, c2 = A32[left].mean(axis=0), A32[~left].mean(axis=0)
+        # |x − c1|² < |x − c2|²  ⇔  2 x·(c2 − c1) < |c2|² − |c1|²
+        new = 2.0 * (A32 @ (c2 - c1)) < float(c2 @ c2 - c1 @ c1)
+        if (new == left).all():
+            break
+        left = new
+    return left
