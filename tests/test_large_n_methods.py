@@ -577,9 +577,12 @@ def test_circles_large_budget_spent_in_the_pair_pass_keeps_subsample_witnesses()
     D = pairwise_distances(X)
     taus = np.quantile(D[np.triu_indices(len(X), 1)], [0.001, 0.05, 0.5, 0.95])
     _, hi_ex = dp.circles(D, taus, method="greedy", return_bounds=True)
+    lo_ex = dp.circles(D, taus, method="greedy", return_bounds=True)[0]
     r = circles_large(X, taus, exact_max_component=0, time_budget=1e-9)
-    assert r.n_pairs == 0 and r.kind == ["skipped"] * 4 and np.all(r.upper == len(X))
+    assert r.n_pairs == 0 and r.kind == ["skipped"] * 4
     assert np.all(r.lower <= hi_ex) and np.all(r.lower > 1)  # more than a single sample
+    # the geometric bounds, made first (MIN_CENTRES and the root's split even out of time)
+    assert np.all(r.upper >= lo_ex) and r.upper[-1] < len(X)
     _check_witnesses(r, D)
 
 
@@ -865,6 +868,81 @@ def test_circles_large_memory_cap_keeps_bounds_valid():
     assert np.all(np.diff(r.upper) <= 0) and r.lower[-1] >= 1
     # above the cap, witnesses from a subsample (here all 200 samples): more than one
     assert r.lower[taus > r.tau_cap].min() > 1
+    _check_witnesses(r, D)
+
+
+def _separated_clusters(rng, k, size, d, radius=0.1, apart=10.0):
+    """``k`` clusters of ``size`` samples within ``radius`` of centres on a simplex's
+    vertices ``apart`` from each other: Circles is k for thresholds between 2·radius and
+    apart − 2·radius (one sample per cluster; no two of a cluster)."""
+    centres = np.eye(k, d) * apart / np.sqrt(2.0)
+    u = rng.normal(size=(k * size, d))
+    u *= radius * rng.uniform(0, 1, (k * size, 1)) / np.linalg.norm(u, axis=1, keepdims=True)
+    return np.repeat(centres, size, axis=0) + u
+
+
+def _exercise_both_tree_paths(monkeypatch, variant):
+    from diversity_profiles.large import _geometric_cover as gc
+
+    monkeypatch.setattr(gc, "EXACT_DIAMETER", 2048 if variant % 2 else 8)
+    monkeypatch.setattr(gc, "TOP", 511 if variant % 3 else 3)
+    return gc
+
+
+@pytest.mark.parametrize("variant", range(6))
+def test_geometric_bounds_bracket_exact_circles(monkeypatch, variant):
+    """Against CP-SAT's exact Circles on small sets (Gaussian, clustered, a lattice with
+    duplicates and tied distances), both ways of growing the tree, few and many centres:
+    lower ≤ exact ≤ upper at every threshold and every witness pairwise farther than τ."""
+    gc = _exercise_both_tree_paths(monkeypatch, variant)
+    rng = np.random.default_rng(100 + variant)
+    n, d = 40 + 5 * variant, 1 + variant % 4
+    X = [
+        rng.normal(size=(n, d)),
+        _clustered(rng, n, d, k=4, spread=0.05),
+        rng.integers(0, 3, (n, d)).astype(float),
+    ][variant % 3]
+    D = pairwise_distances(X)
+    off = D[np.triu_indices(n, 1)]
+    taus = np.unique(np.r_[0.0, np.quantile(off[off > 0], np.linspace(0, 1, 11))])
+    b = gc.geometric_bounds(X, taus, centres=[3, 1024][variant % 2])
+    exact = dp.circles(D, taus, method="exact")
+    assert np.all(b.lower <= exact) and np.all(exact <= b.upper)
+    _check_witnesses(b, D)
+
+
+def test_geometric_bounds_are_exact_for_separated_clusters(monkeypatch):
+    # Closed form (see _separated_clusters): 5 clusters of 600 in 8-d, radius 0.1, 10 apart.
+    gc = _exercise_both_tree_paths(monkeypatch, 1)
+    X = _separated_clusters(np.random.default_rng(3), 5, 600, 8)
+    b = gc.geometric_bounds(X, np.array([0.25, 1.0, 5.0, 9.5, 20.0]))
+    assert b.lower.tolist() == [5, 5, 5, 5, 1]
+    assert b.upper.tolist() == [5, 5, 5, 5, 1]
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine"])
+def test_circles_large_bounds_thresholds_past_its_memory_from_geometry(distance):
+    """Pairs within the larger thresholds do not fit ``memory_limit``: before, those
+    thresholds carried the cover of the last one that fitted (about n, here) and a
+    subsample's witnesses. Now the geometric bounds give the closed form there. Cosine
+    thresholds map to Euclidean ones on the unit sphere (1 − cos = |x − y|²/2)."""
+    X = _separated_clusters(np.random.default_rng(4), 4, 800, 6, radius=0.05, apart=1.0)
+    if distance == "cosine":
+        X = X + 3.0 * np.ones(6)  # off the origin: directions, 4 clusters of them
+    D = dp.pairwise_distances(X, distance=distance)
+    within = max(D[k * 800 : (k + 1) * 800, k * 800 : (k + 1) * 800].max() for k in range(4))
+    between = min(
+        D[a * 800 : (a + 1) * 800, b * 800 : (b + 1) * 800].min()
+        for a in range(4) for b in range(a + 1, 4)
+    )  # fmt: skip
+    assert within < between
+    taus = np.array([0.0, within * 1.01, (within + between) / 2, between * 0.99])
+    r = circles_large(X, taus, distance=distance, exact_max_component=0, memory_limit=16 * 5000)
+    assert r.tau_cap < taus[1]  # only the smallest threshold's pairs fitted
+    assert r.lower[1:].tolist() == [4, 4, 4] and r.upper[2:].tolist() == [4, 4]
+    # just above the clusters' diameter the tree may split a cluster (principal direction)
+    assert 4 <= r.upper[1] <= 8
+    assert r.seconds["geometric"] > 0
     _check_witnesses(r, D)
 
 
