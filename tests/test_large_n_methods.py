@@ -885,7 +885,7 @@ def _exercise_both_tree_paths(monkeypatch, variant):
     from diversity_profiles.large import _geometric_cover as gc
 
     monkeypatch.setattr(gc, "EXACT_DIAMETER", 2048 if variant % 2 else 8)
-    monkeypatch.setattr(gc, "TOP", 511 if variant % 3 else 3)
+    monkeypatch.setattr(gc, "TOP_DEPTH", 9 if variant % 3 else 2)
     return gc
 
 

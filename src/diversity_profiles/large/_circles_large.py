@@ -185,7 +185,7 @@ def circles_large(
         # the pair pass may not finish or fit: bounds from the geometry first (seconds)
         share = None if deadline is None else t0 + GEOMETRIC_SHARE * (deadline - t0)
         euclidean = grid if distance == "euclidean" else np.sqrt(2.0 * grid)
-        geometric = geometric_bounds(X, euclidean, deadline=share, stop=stop)
+        geometric = geometric_bounds(X, euclidean, deadline=share, stop=stop, progress=progress)
     built = _threshold_graphs(X, distance, grid, int(limit // 16), device, deadline, progress,
                               stop)  # fmt: skip
     t1 = time.perf_counter()

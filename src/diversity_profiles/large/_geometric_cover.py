@@ -10,13 +10,14 @@ those farther than τ from every one kept. Their pairwise distances are then che
 float64 against τ with their rounding bound, so the witness is certified whatever the
 traversal's float32 arithmetic chose.
 
-Above (a clique cover): a bisecting tree splits the samples in two along their principal
-direction, refined by a few 2-means steps. A node whose diameter is at most τ is a clique of
-G_τ; its diameter is bounded by twice its radius about its mean, or computed from its pairs
-when it has at most EXACT_DIAMETER samples. Per τ, each node is covered by one clique, by
-its children's covers, or sample by sample, whichever is smallest. The cliques among the
-top TOP nodes of the tree are then merged first-fit where every pair across two of them is
-within τ, which ``max_{x∈a} |x − μ_b| + r_b`` bounds (μ_b, r_b: b's mean and radius).
+Above (a clique cover): a bisecting tree splits the samples in two, along their principal
+direction refined by a few 2-means steps while a node is large, at its farthest pair below
+EXACT_DIAMETER samples (where its pairs' distances are computed once). A node whose diameter
+is at most τ is a clique of G_τ; its diameter is bounded by twice its radius about its mean,
+or computed from its pairs. Per τ, each node is covered by one clique, by its children's
+covers, or sample by sample, whichever is smallest. The cliques among the top TOP_DEPTH
+levels of the tree are then merged first-fit where every pair across two of them is within
+τ, which ``max_{x∈a} |x − μ_b| + r_b`` bounds (μ_b, r_b: b's mean and radius).
 
 Both use the triangle inequality, so the metric must be Euclidean (cosine thresholds map to
 Euclidean ones on unit vectors: 1 − cos = |x − y|²/2).
@@ -30,6 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core import timed_progress
+
 __all__ = ["GeometricBounds", "geometric_bounds"]
 
 #: Samples of the farthest-first traversal (its cost: one float32 product with the
@@ -40,8 +43,8 @@ CENTRES = 1024
 MIN_CENTRES = 32
 #: Nodes up to this size get their exact diameter (a float32 Gram of their rows).
 EXACT_DIAMETER = 2048
-#: Nodes at the top of the tree (breadth first) whose cliques may merge across nodes.
-TOP = 511
+#: Nodes of the tree's top levels (up to 2^TOP_DEPTH - 1 of them) whose cliques may merge.
+TOP_DEPTH = 9
 #: 2-means steps after the split along the principal direction, and power iterations for it.
 LLOYD_STEPS = 4
 POWER_STEPS = 6
@@ -74,6 +77,7 @@ def geometric_bounds(
     deadline: float | None = None,
     stop: threading.Event | None = None,
     centres: int = CENTRES,
+    progress: bool | None = None,
 ) -> GeometricBounds:
     """Circles bounds of the rows of ``X`` (Euclidean) at sorted thresholds ``tau``.
 
@@ -90,6 +94,9 @@ def geometric_bounds(
         Set from another thread to stop as at the deadline.
     centres : int
         Samples of the farthest-first traversal at most.
+    progress : bool, optional
+        Bars with an ETA over the traversal and the tree's blocks; by default when the
+        first step, timed, predicts the rest to take more than a few seconds.
 
     Returns
     -------
@@ -111,9 +118,9 @@ def geometric_bounds(
     tau = np.asarray(tau, dtype=np.float64)
     X32 = X.astype(np.float32)
     sq = np.einsum("ij,ij->i", X, X)
-    order = _farthest_first(X32, sq, min(centres, len(X)), deadline, stop)
+    order = _farthest_first(X32, sq, min(centres, len(X)), deadline, stop, progress)
     lower, witness = _greedy_packing(X[order], sq[order], tau)
-    tree = _BisectingTree.grow(X, X32, sq, float(tau[0]), deadline, stop)
+    tree = _BisectingTree.grow(X, X32, sq, float(tau[0]), deadline, stop, progress)
     upper = tree.cover(tau, X32, sq)
     return GeometricBounds(
         tau=tau, lower=lower, upper=upper, witness=[np.sort(order[w]) for w in witness],
@@ -133,12 +140,14 @@ def _squared_error(d: int, unit: float, sq_a: np.ndarray, sq_b: np.ndarray) -> n
     return 4.0 * d * unit * (sq_a + sq_b)
 
 
-def _farthest_first(X32, sq, k: int, deadline, stop) -> np.ndarray:
+def _farthest_first(X32, sq, k: int, deadline, stop, progress=None) -> np.ndarray:
     """Up to ``k`` samples, each the farthest (in float32) from those before it."""
     n = len(X32)
     nearest = np.full(n, np.inf)
     chosen = [int(np.argmax(sq))]  # an extreme sample: the start matters little
-    while len(chosen) < k:
+    desc = f"circles_large: farthest-first samples, {n:,} points"
+    for _ in timed_progress(range(k - 1), total=k - 1, desc=desc, enabled=progress,
+                            unit="sample"):  # fmt: skip
         c = chosen[-1]
         d2 = sq + sq[c] - 2.0 * (X32 @ X32[c]).astype(np.float64)
         np.minimum(nearest, d2, out=nearest)
@@ -175,8 +184,9 @@ class _BisectingTree:
     perm: np.ndarray
     start: list[int] = field(default_factory=list)
     stop: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
     diameter: list[float] = field(default_factory=list)  # certified upper bounds
-    radius: list[float] = field(default_factory=list)  # about ``mean`` (top nodes), certified
+    radius: list[float] = field(default_factory=list)  # about ``mean``, certified
     mean: list[np.ndarray | None] = field(default_factory=list)
     children: list[tuple[int, int] | None] = field(default_factory=list)
 
@@ -184,46 +194,62 @@ class _BisectingTree:
     def count(self) -> int:
         return len(self.start)
 
-    def _add(self, a: int, b: int) -> int:
+    def _add(self, a: int, b: int, depth: int) -> int:
         self.start.append(a)
         self.stop.append(b)
+        self.depth.append(depth)
         self.diameter.append(np.inf)
         self.radius.append(np.inf)
         self.mean.append(None)
         self.children.append(None)
         return self.count - 1
 
+    def _split_at(self, k: int, rows: np.ndarray, left: np.ndarray) -> tuple[int, int]:
+        """Children of node ``k`` (whose samples are ``rows``): ``left`` first in ``perm``."""
+        a, b = self.start[k], self.stop[k]
+        middle = a + int(left.sum())
+        self.perm[a:b] = np.r_[rows[left], rows[~left]]
+        depth = self.depth[k] + 1
+        pair = (self._add(a, middle, depth), self._add(middle, b, depth))
+        self.children[k] = pair
+        return pair
+
     @classmethod
-    def grow(cls, X, X32, sq, smallest: float, deadline, stop) -> _BisectingTree:
+    def grow(cls, X, X32, sq, smallest: float, deadline, stop, progress=None) -> _BisectingTree:
         """Split until every node is a clique at ``smallest``, holds two samples or fewer,
-        or time is out (an unsplit node is then covered sample by sample). Nodes above
-        EXACT_DIAMETER samples split along their principal direction, breadth first; a
-        node at or below it gets its certified distance matrix once, and its subtree is
-        split from that alone (at the farthest pair; diameters exact)."""
+        or time is out (an unsplit node is then covered sample by sample).
+
+        Nodes above EXACT_DIAMETER samples split along their principal direction, breadth
+        first. Each node at or below it (a block) then gets its samples' certified distances
+        once and its subtree is split from them alone, at its farthest pair, with exact
+        diameters. Nodes of depth below TOP_DEPTH get their ball (mean, radius) for merging.
+        """
         tree = cls(np.arange(len(X)))
-        queue = [tree._add(0, len(X))]
+        queue, blocks = [tree._add(0, len(X), 0)], []
         while queue:
             k = queue.pop(0)
-            a, b = tree.start[k], tree.stop[k]
-            rows = tree.perm[a:b]
-            if k < TOP:
-                tree.mean[k], tree.radius[k] = _ball(X, rows)
-            if b - a <= EXACT_DIAMETER:
-                tree._grow_within(k, _distances_up_to(X32[rows], sq[rows]), X, smallest,
-                                  deadline, stop)  # fmt: skip
+            rows = tree.perm[tree.start[k] : tree.stop[k]]
+            if len(rows) <= EXACT_DIAMETER:
+                blocks.append(k)
                 continue
-            tree.diameter[k] = 2.0 * (tree.radius[k] if k < TOP else _ball(X, rows)[1])
+            tree.mean[k], tree.radius[k] = _ball(X, rows)
+            tree.diameter[k] = 2.0 * tree.radius[k]
             if tree.diameter[k] > smallest and not (k and _out_of_time(deadline, stop)):
                 left = _split(X32[rows])
-                if 0 < left.sum() < b - a:
-                    tree.perm[a:b] = np.r_[rows[left], rows[~left]]
-                    middle = a + int(left.sum())
-                    pair = (tree._add(a, middle), tree._add(middle, b))
-                    tree.children[k] = pair
-                    queue += pair
+                if 0 < left.sum() < len(rows):
+                    queue += tree._split_at(k, rows, left)
+        desc = f"circles_large: clique cover from a tree, {len(X):,} points"
+        for k in timed_progress(blocks, total=len(blocks), desc=desc, enabled=progress,
+                                unit="block"):  # fmt: skip
+            rows = tree.perm[tree.start[k] : tree.stop[k]]
+            if _out_of_time(deadline, stop):  # its diameter from its ball, unsplit
+                tree.mean[k], tree.radius[k] = _ball(X, rows)
+                tree.diameter[k] = 2.0 * tree.radius[k]
+                continue
+            tree._grow_within(k, _distances_up_to(X32[rows], sq[rows]), X, smallest)
         return tree
 
-    def _grow_within(self, k, D, X, smallest, deadline, stop) -> None:
+    def _grow_within(self, k, D, X, smallest) -> None:
         """Split node ``k`` and its subtree from ``D``, its samples' distances (upper
         bounds), in their order in ``perm``."""
         rows = self.perm[self.start[k] : self.stop[k]].copy()
@@ -232,21 +258,19 @@ class _BisectingTree:
             k, local = todo.pop()
             sub = D[np.ix_(local, local)]
             self.diameter[k] = float(sub.max())
-            if k < TOP and self.mean[k] is None:
+            if self.depth[k] < TOP_DEPTH:
                 self.mean[k], self.radius[k] = _ball(X, rows[local])
-            if len(local) < 3 or self.diameter[k] <= smallest or _out_of_time(deadline, stop):
+            if len(local) < 3 or self.diameter[k] <= smallest:
                 continue
             p = int(np.argmax(sub[0]))
             q = int(np.argmax(sub[p]))
             left = sub[p] <= sub[q]  # nearer p (p itself) than q
             if left.all():  # p and q at distance 0 under their bounds: nothing to split
                 continue
+            pair = self._split_at(k, rows[local], left)
             local = np.r_[local[left], local[~left]]
-            a, middle, b = self.start[k], self.start[k] + int(left.sum()), self.stop[k]
-            self.perm[a:b] = rows[local]
-            pair = (self._add(a, middle), self._add(middle, b))
-            self.children[k] = pair
-            todo += [(pair[0], local[: middle - a]), (pair[1], local[middle - a :])]
+            cut = int(left.sum())
+            todo += [(pair[0], local[:cut]), (pair[1], local[cut:])]
 
     def cover(self, tau: np.ndarray, X32, sq) -> np.ndarray:
         """Clique-cover sizes of G_τ at every τ (see the module's docstring)."""
@@ -262,11 +286,14 @@ class _BisectingTree:
 
     def _merged(self, tau, best, X32, sq) -> np.ndarray:
         """Per τ, the cover with the cliques among the top nodes merged first-fit."""
-        top = min(self.count, TOP)
+        top = [k for k in range(self.count) if self.depth[k] < TOP_DEPTH]
+        index = np.full(self.count, -1)  # node -> its row in ``across`` (top nodes only)
+        index[top] = np.arange(len(top))
         size = np.array(self.stop) - np.array(self.start)
-        radius = np.array(self.radius[:top])
-        far = _farthest_from(X32, sq, self.perm, np.array(self.mean[:top]),
-                             self.start[:top], self.stop[:top])  # fmt: skip
+        radius = np.array([self.radius[k] for k in top])
+        means = np.array([self.mean[k] for k in top])
+        far = _farthest_from(X32, sq, self.perm, means, [self.start[k] for k in top],
+                             [self.stop[k] for k in top])  # fmt: skip
         across = np.minimum(far + radius[None, :], far.T + radius[:, None])
         out = np.empty(len(tau), dtype=np.int64)
         for i, t in enumerate(tau):
@@ -274,10 +301,10 @@ class _BisectingTree:
             while todo:  # the top of the cut best[:, i] chose; below the top, its counts
                 k = todo.pop()
                 split = self.children[k]
-                if k >= top:
+                if index[k] < 0:
                     rest += int(best[k, i])
                 elif self.diameter[k] <= t:
-                    cliques.append(k)
+                    cliques.append(int(index[k]))
                 elif split is not None and best[split[0], i] + best[split[1], i] < size[k]:
                     todo += list(split)
                 else:
@@ -309,8 +336,8 @@ def _ball(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, float]:
     for i in range(0, len(rows), _CHUNK):
         diff = X[rows[i : i + _CHUNK]] - mean
         far = max(far, float(np.einsum("ij,ij->i", diff, diff).max()))
-    # the rounding of the differences and sums: relative (d + 2)·u, well below 1e-12 here
-    return mean, float(np.sqrt(far)) * (1.0 + 1e-12) + 1e-300
+    # the rounding of the differences and the sum of squares: relative (d + 2)·u at most
+    return mean, float(np.sqrt(far)) * (1.0 + 2.0 * (X.shape[1] + 2) * _U64) + 1e-300
 
 
 def _distances_up_to(A32: np.ndarray, sq: np.ndarray) -> np.ndarray:
