@@ -920,6 +920,28 @@ def test_geometric_bounds_are_exact_for_separated_clusters(monkeypatch):
     assert b.upper.tolist() == [5, 5, 5, 5, 1]
 
 
+def test_geometric_bounds_use_the_ball_bound_above_root_two_radii():
+    """Points on the unit sphere pairwise farther than τ > √2 number at most
+    ⌈2/(τ² − 2)⌉ (their pairwise inner products are below 1 − τ²/2 < 0): 4 at τ = 1.6.
+    The regular simplex meets the bound: its m vertices lie at R = s·√((m − 1)/(2m)) from
+    their centre, and just below s the bound is m."""
+    from diversity_profiles.large._geometric_cover import geometric_bounds, in_ball
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(75, 30))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X = np.vstack([X, -X])  # antipodal pairs: their mean is the centre, their radius 1
+    D = pairwise_distances(X)
+    taus = np.array([1.5, 1.6, 1.8])
+    b = geometric_bounds(X, taus)
+    exact = dp.circles(D, taus, method="exact")
+    assert np.all(b.lower <= exact) and np.all(exact <= b.upper)
+    assert b.upper[1] <= 4 and b.upper[2] == exact[2] == 2  # each pair is 2 apart
+    m, s = 7, 3.0
+    R = s * np.sqrt((m - 1) / (2 * m))
+    assert in_ball(R, np.array([0.999 * s, 1.001 * s])).tolist() == [m, m - 1]
+
+
 @pytest.mark.parametrize("distance", ["euclidean", "cosine"])
 def test_circles_large_bounds_thresholds_past_its_memory_from_geometry(distance):
     """Pairs within the larger thresholds do not fit ``memory_limit``: before, those

@@ -273,14 +273,16 @@ class _BisectingTree:
             todo += [(pair[0], local[:cut]), (pair[1], local[cut:])]
 
     def cover(self, tau: np.ndarray, X32, sq) -> np.ndarray:
-        """Clique-cover sizes of G_τ at every τ (see the module's docstring)."""
+        """Upper bounds of Circles at every τ (see the module's docstring)."""
         size = np.array(self.stop) - np.array(self.start)
         diameter = np.array(self.diameter)
+        radius = np.array(self.radius)
         best = np.empty((self.count, len(tau)), dtype=np.int64)
         for k in reversed(range(self.count)):
             split = self.children[k]
             below = size[k] if split is None else best[split[0]] + best[split[1]]
-            best[k] = np.where(diameter[k] <= tau, 1, np.minimum(below, size[k]))
+            alone = np.minimum(below, np.minimum(size[k], in_ball(radius[k], tau)))
+            best[k] = np.where(diameter[k] <= tau, 1, alone)
         merged = self._merged(tau, best, X32, sq)
         return np.minimum(best[0], merged)
 
@@ -289,7 +291,6 @@ class _BisectingTree:
         top = [k for k in range(self.count) if self.depth[k] < TOP_DEPTH]
         index = np.full(self.count, -1)  # node -> its row in ``across`` (top nodes only)
         index[top] = np.arange(len(top))
-        size = np.array(self.stop) - np.array(self.start)
         radius = np.array([self.radius[k] for k in top])
         means = np.array([self.mean[k] for k in top])
         far = _farthest_from(X32, sq, self.perm, means, [self.start[k] for k in top],
@@ -305,12 +306,35 @@ class _BisectingTree:
                     rest += int(best[k, i])
                 elif self.diameter[k] <= t:
                     cliques.append(int(index[k]))
-                elif split is not None and best[split[0], i] + best[split[1], i] < size[k]:
+                elif split is not None and best[split[0], i] + best[split[1], i] == best[k, i]:
                     todo += list(split)
-                else:
-                    rest += int(size[k])
+                else:  # its samples one by one, or the bound for its ball
+                    rest += int(best[k, i])
             out[i] = rest + _first_fit(cliques, across, t)
         return out
+
+
+def in_ball(radius: float, tau: np.ndarray) -> np.ndarray:
+    """How many points of a ball of ``radius`` can be pairwise farther apart than each τ, at
+    most, where τ > √2·radius (elsewhere no bound: a large number).
+
+    From the centre their vectors v have |v|² ≤ R² and pairwise inner products
+    (|v|² + |w|² − |x − y|²)/2 < (2R² − τ²)/2 < 0, so 0 ≤ |Σv|² < mR² + m(m − 1)(2R² − τ²)/2:
+    m − 1 < 2R²/(τ² − 2R²) (a dimension-free bound, as Rankin's for spherical codes).
+
+    >>> in_ball(1.0, np.array([1.6, 3.0])).tolist()  # 2/(2.56 − 2) = 3.6; 2/7 = 0.3
+    [4, 1]
+    >>> bool(in_ball(1.0, np.array([1.4]))[0] > 10**18)  # below √2: no bound
+    True
+    """
+    two_r2 = 2.0 * radius * radius
+    excess = tau * tau - two_r2
+    out = np.full(len(tau), np.iinfo(np.int64).max)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        bound = np.ceil(two_r2 / excess * (1.0 + 1e-12))  # rounded up: still a bound
+    ok = (excess > 0) & (bound < 2.0**62)
+    out[ok] = np.maximum(bound[ok], 1.0)
+    return out
 
 
 def _first_fit(nodes: list[int], across: np.ndarray, t: float) -> int:
