@@ -938,8 +938,8 @@ def test_geometric_bounds_use_the_ball_bound_above_root_two_radii():
     assert np.all(b.lower <= exact) and np.all(exact <= b.upper)
     assert b.upper[1] <= 4 and b.upper[2] == exact[2] == 2  # each pair is 2 apart
     m, s = 7, 3.0
-    R = s * np.sqrt((m - 1) / (2 * m))
-    assert in_ball(R, np.array([0.999 * s, 1.001 * s])).tolist() == [m, m - 1]
+    R2 = s * s * (m - 1) / (2 * m)
+    assert in_ball(np.full(m, R2), np.array([0.999 * s, 1.001 * s])).tolist() == [m, m - 1]
 
 
 @pytest.mark.parametrize("distance", ["euclidean", "cosine"])

@@ -45,6 +45,13 @@ MIN_CENTRES = 32
 EXACT_DIAMETER = 2048
 #: Nodes of the tree's top levels (up to 2^TOP_DEPTH - 1 of them) whose cliques may merge.
 TOP_DEPTH = 9
+#: Two trees, the better bound kept at each τ: in each, nodes of at least this many samples
+#: split along their principal direction (then 2-means steps), smaller ones at their farthest
+#: pair. Measured on the clustered data of benchmarks/large_n.py: at 50,000, farthest pairs
+#: below 2,048 samples gave upper bounds of 50–60 between the 5% and 30% distance quantiles
+#: where principal directions down to 64 gave 120–180; at 10,000 the other way round
+#: (about 50 against 62 between the 30% and 70%). 13 s a tree at 50,000 × 768.
+PRINCIPAL_MIN = (EXACT_DIAMETER + 1, 64)
 #: 2-means steps after the split along the principal direction, and power iterations for it.
 LLOYD_STEPS = 4
 POWER_STEPS = 6
@@ -120,11 +127,19 @@ def geometric_bounds(
     sq = np.einsum("ij,ij->i", X, X)
     order = _farthest_first(X32, sq, min(centres, len(X)), deadline, stop, progress)
     lower, witness = _greedy_packing(X[order], sq[order], tau)
-    tree = _BisectingTree.grow(X, X32, sq, float(tau[0]), deadline, stop, progress)
-    upper = tree.cover(tau, X32, sq)
+    upper, nodes = np.full(len(tau), len(X), dtype=np.int64), 0
+    for k, principal_min in enumerate(PRINCIPAL_MIN):
+        if k and _out_of_time(deadline, stop):
+            break
+        tree = _BisectingTree.grow(X, X32, sq, tau, principal_min, deadline, stop, progress)
+        np.minimum(upper, tree.cover(tau, X32, sq), out=upper)
+        nodes += tree.count
+    # α is nonincreasing in τ, so a bound at τ holds at every larger one (the first-fit
+    # merging is greedy: its covers need not shrink as τ grows)
+    upper = np.minimum.accumulate(upper)
     return GeometricBounds(
         tau=tau, lower=lower, upper=upper, witness=[np.sort(order[w]) for w in witness],
-        centres=len(order), nodes=tree.count, seconds=time.perf_counter() - t0,
+        centres=len(order), nodes=nodes, seconds=time.perf_counter() - t0,
     )  # fmt: skip
 
 
@@ -187,6 +202,7 @@ class _BisectingTree:
     depth: list[int] = field(default_factory=list)
     diameter: list[float] = field(default_factory=list)  # certified upper bounds
     radius: list[float] = field(default_factory=list)  # about ``mean``, certified
+    ball: list[np.ndarray | None] = field(default_factory=list)  # in_ball per τ
     mean: list[np.ndarray | None] = field(default_factory=list)
     children: list[tuple[int, int] | None] = field(default_factory=list)
 
@@ -200,6 +216,7 @@ class _BisectingTree:
         self.depth.append(depth)
         self.diameter.append(np.inf)
         self.radius.append(np.inf)
+        self.ball.append(None)
         self.mean.append(None)
         self.children.append(None)
         return self.count - 1
@@ -215,15 +232,17 @@ class _BisectingTree:
         return pair
 
     @classmethod
-    def grow(cls, X, X32, sq, smallest: float, deadline, stop, progress=None) -> _BisectingTree:
-        """Split until every node is a clique at ``smallest``, holds two samples or fewer,
+    def grow(cls, X, X32, sq, tau, principal_min, deadline, stop, progress=None) -> _BisectingTree:
+        """Split until every node is a clique at the smallest τ, holds two samples or fewer,
         or time is out (an unsplit node is then covered sample by sample).
 
         Nodes above EXACT_DIAMETER samples split along their principal direction, breadth
         first. Each node at or below it (a block) then gets its samples' certified distances
         once and its subtree is split from them alone, at its farthest pair, with exact
-        diameters. Nodes of depth below TOP_DEPTH get their ball (mean, radius) for merging.
+        diameters. Nodes of depth below TOP_DEPTH, and the large ones, get their ball:
+        mean, radius and :func:`in_ball` per τ.
         """
+        smallest = float(tau[0])
         tree = cls(np.arange(len(X)))
         queue, blocks = [tree._add(0, len(X), 0)], []
         while queue:
@@ -232,7 +251,7 @@ class _BisectingTree:
             if len(rows) <= EXACT_DIAMETER:
                 blocks.append(k)
                 continue
-            tree.mean[k], tree.radius[k] = _ball(X, rows)
+            tree._set_ball(k, X, rows, tau)
             tree.diameter[k] = 2.0 * tree.radius[k]
             if tree.diameter[k] > smallest and not (k and _out_of_time(deadline, stop)):
                 left = _split(X32[rows])
@@ -243,29 +262,39 @@ class _BisectingTree:
                                 unit="block"):  # fmt: skip
             rows = tree.perm[tree.start[k] : tree.stop[k]]
             if _out_of_time(deadline, stop):  # its diameter from its ball, unsplit
-                tree.mean[k], tree.radius[k] = _ball(X, rows)
+                tree._set_ball(k, X, rows, tau)
                 tree.diameter[k] = 2.0 * tree.radius[k]
                 continue
-            tree._grow_within(k, _distances_up_to(X32[rows], sq[rows]), X, smallest)
+            D = _distances_up_to(X32[rows], sq[rows])
+            tree._grow_within(k, D, X, X32, tau, principal_min)
         return tree
 
-    def _grow_within(self, k, D, X, smallest) -> None:
+    def _set_ball(self, k: int, X, rows, tau) -> None:
+        self.mean[k], squared = _ball(X, rows)
+        self.radius[k] = float(np.sqrt(squared.max()))
+        self.ball[k] = in_ball(squared, tau)
+
+    def _grow_within(self, k, D, X, X32, tau, principal_min) -> None:
         """Split node ``k`` and its subtree from ``D``, its samples' distances (upper
         bounds), in their order in ``perm``."""
         rows = self.perm[self.start[k] : self.stop[k]].copy()
+        smallest = float(tau[0])
         todo = [(k, np.arange(len(rows)))]
         while todo:
             k, local = todo.pop()
             sub = D[np.ix_(local, local)]
             self.diameter[k] = float(sub.max())
             if self.depth[k] < TOP_DEPTH:
-                self.mean[k], self.radius[k] = _ball(X, rows[local])
+                self._set_ball(k, X, rows[local], tau)
             if len(local) < 3 or self.diameter[k] <= smallest:
                 continue
-            p = int(np.argmax(sub[0]))
-            q = int(np.argmax(sub[p]))
-            left = sub[p] <= sub[q]  # nearer p (p itself) than q
-            if left.all():  # p and q at distance 0 under their bounds: nothing to split
+            if len(local) >= principal_min:
+                left = _split(X32[rows[local]])
+            else:
+                p = int(np.argmax(sub[0]))
+                q = int(np.argmax(sub[p]))
+                left = sub[p] <= sub[q]  # nearer p (p itself) than q
+            if left.all() or not left.any():  # at distance 0 under their bounds
                 continue
             pair = self._split_at(k, rows[local], left)
             local = np.r_[local[left], local[~left]]
@@ -276,12 +305,12 @@ class _BisectingTree:
         """Upper bounds of Circles at every τ (see the module's docstring)."""
         size = np.array(self.stop) - np.array(self.start)
         diameter = np.array(self.diameter)
-        radius = np.array(self.radius)
         best = np.empty((self.count, len(tau)), dtype=np.int64)
         for k in reversed(range(self.count)):
             split = self.children[k]
             below = size[k] if split is None else best[split[0]] + best[split[1]]
-            alone = np.minimum(below, np.minimum(size[k], in_ball(radius[k], tau)))
+            ball = self.ball[k]
+            alone = np.minimum(below, size[k] if ball is None else ball)
             best[k] = np.where(diameter[k] <= tau, 1, alone)
         merged = self._merged(tau, best, X32, sq)
         return np.minimum(best[0], merged)
@@ -291,6 +320,7 @@ class _BisectingTree:
         top = [k for k in range(self.count) if self.depth[k] < TOP_DEPTH]
         index = np.full(self.count, -1)  # node -> its row in ``across`` (top nodes only)
         index[top] = np.arange(len(top))
+        size = np.array([self.stop[k] - self.start[k] for k in top])
         radius = np.array([self.radius[k] for k in top])
         means = np.array([self.mean[k] for k in top])
         far = _farthest_from(X32, sq, self.perm, means, [self.start[k] for k in top],
@@ -310,30 +340,35 @@ class _BisectingTree:
                     todo += list(split)
                 else:  # its samples one by one, or the bound for its ball
                     rest += int(best[k, i])
-            out[i] = rest + _first_fit(cliques, across, t)
+            by_size = sorted(cliques, key=lambda c: -size[c])  # the biggest first
+            out[i] = rest + _first_fit(by_size, across, t)
         return out
 
 
-def in_ball(radius: float, tau: np.ndarray) -> np.ndarray:
-    """How many points of a ball of ``radius`` can be pairwise farther apart than each τ, at
-    most, where τ > √2·radius (elsewhere no bound: a large number).
+def in_ball(squared: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """How many of some samples can be pairwise farther apart than each τ, at most, given
+    (upper bounds of) their squared distances ``squared`` from any one point c.
 
-    From the centre their vectors v have |v|² ≤ R² and pairwise inner products
-    (|v|² + |w|² − |x − y|²)/2 < (2R² − τ²)/2 < 0, so 0 ≤ |Σv|² < mR² + m(m − 1)(2R² − τ²)/2:
-    m − 1 < 2R²/(τ² − 2R²) (a dimension-free bound, as Rankin's for spherical codes).
+    With v = x − c, |v|² ≤ the given value and pairwise inner products
+    ⟨v, w⟩ = (|v|² + |w|² − |x − y|²)/2 < (|v|² + |w|² − τ²)/2, so m samples pairwise
+    apart satisfy 0 ≤ |Σv|² < m·Σ|v|² − m(m − 1)τ²/2: their squared distances sum to more
+    than (m − 1)τ²/2, and so do the m largest given ones, T(m). T is concave, so the m
+    for which that holds are 1 .. m*: the bound. It is dimension-free; with every
+    distance R (the regular simplex, which meets it) m* is the largest m below
+    τ²/(τ² − 2R²) for τ > √2·R, and no bound at or below √2·R.
 
-    >>> in_ball(1.0, np.array([1.6, 3.0])).tolist()  # 2/(2.56 − 2) = 3.6; 2/7 = 0.3
+    >>> in_ball(np.ones(1000), np.array([1.6, 3.0])).tolist()  # 2.56/0.56 = 4.6; 9/7 = 1.3
     [4, 1]
-    >>> bool(in_ball(1.0, np.array([1.4]))[0] > 10**18)  # below √2: no bound
-    True
+    >>> in_ball(np.ones(1000), np.array([1.4])).tolist()  # below √2: all of them
+    [1000]
     """
-    two_r2 = 2.0 * radius * radius
-    excess = tau * tau - two_r2
-    out = np.full(len(tau), np.iinfo(np.int64).max)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        bound = np.ceil(two_r2 / excess * (1.0 + 1e-12))  # rounded up: still a bound
-    ok = (excess > 0) & (bound < 2.0**62)
-    out[ok] = np.maximum(bound[ok], 1.0)
+    top = np.cumsum(np.sort(np.asarray(squared, dtype=np.float64))[::-1])
+    top *= 1.0 + 1e-12  # rounded up: the sums of upper bounds stay upper bounds
+    m = np.arange(1, len(top) + 1)
+    out = np.empty(len(tau), dtype=np.int64)
+    for i, t in enumerate(tau):
+        holds = top > (m - 1) * (t * t / 2.0)
+        out[i] = max(int(holds.sum()), 1)  # an interval 1 .. m* (concave minus linear)
     return out
 
 
@@ -350,18 +385,20 @@ def _first_fit(nodes: list[int], across: np.ndarray, t: float) -> int:
     return len(groups)
 
 
-def _ball(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, float]:
-    """The mean of ``X[rows]`` and a certified radius about it (float64, by chunks)."""
+def _ball(X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of ``X[rows]`` and certified upper bounds of the samples' squared distances
+    from it (float64, by chunks)."""
     mean = np.zeros(X.shape[1])
     for i in range(0, len(rows), _CHUNK):
         mean += X[rows[i : i + _CHUNK]].sum(axis=0)
     mean /= len(rows)
-    far = 0.0
+    squared = np.empty(len(rows))
     for i in range(0, len(rows), _CHUNK):
         diff = X[rows[i : i + _CHUNK]] - mean
-        far = max(far, float(np.einsum("ij,ij->i", diff, diff).max()))
+        squared[i : i + _CHUNK] = np.einsum("ij,ij->i", diff, diff)
     # the rounding of the differences and the sum of squares: relative (d + 2)·u at most
-    return mean, float(np.sqrt(far)) * (1.0 + 2.0 * (X.shape[1] + 2) * _U64) + 1e-300
+    squared *= 1.0 + 4.0 * (X.shape[1] + 2) * _U64
+    return mean, squared
 
 
 def _distances_up_to(A32: np.ndarray, sq: np.ndarray) -> np.ndarray:
