@@ -10,17 +10,24 @@ those farther than τ from every one kept. Their pairwise distances are then che
 float64 against τ with their rounding bound, so the witness is certified whatever the
 traversal's float32 arithmetic chose.
 
-Above (a clique cover): a bisecting tree splits the samples in two, along their principal
-direction refined by a few 2-means steps while a node is large, at its farthest pair below
-EXACT_DIAMETER samples (where its pairs' distances are computed once). A node whose diameter
-is at most τ is a clique of G_τ; its diameter is bounded by twice its radius about its mean,
-or computed from its pairs. Per τ, each node is covered by one clique, by its children's
-covers, or sample by sample, whichever is smallest. The cliques among the top TOP_DEPTH
-levels of the tree are then merged first-fit where every pair across two of them is within
-τ, which ``max_{x∈a} |x − μ_b| + r_b`` bounds (μ_b, r_b: b's mean and radius).
+Above: a bisecting tree splits the samples in two, along their principal direction refined
+by a few 2-means steps while a node is large; below EXACT_DIAMETER samples (a block, whose
+pairs' distances are computed once) at its farthest pair or again along its principal
+direction (PRINCIPAL_MIN: two trees, one of each, the better bound kept). Per τ, a node's
+samples in an independent set number at most
 
-Both use the triangle inequality, so the metric must be Euclidean (cosine thresholds map to
-Euclidean ones on unit vectors: 1 − cos = |x − y|²/2).
+- 1 where its diameter is at most τ (it is a clique of G_τ; the diameter is twice its
+  radius about its mean, or computed from its pairs);
+- :func:`in_ball` of its samples' squared distances to its mean (m samples pairwise
+  farther than τ have squared distances to any point summing past (m − 1)τ²/2);
+- its children's bounds summed, or its size,
+
+whichever is smallest. The cliques among the top TOP_DEPTH levels of the tree are then
+merged first-fit where every pair across two of them is within τ, which
+``max_{x∈a} |x − μ_b| + r_b`` bounds (μ_b, r_b: b's mean and radius).
+
+Both use Euclidean geometry (the triangle inequality, inner products): cosine thresholds
+map to Euclidean ones on unit vectors (1 − cos = |x − y|²/2).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ CENTRES = 1024
 #: ... of which at least this many run even when the deadline has passed (a few seconds
 #: at 100,000 × 768), so that a call out of time still gets witnesses at large τ.
 MIN_CENTRES = 32
-#: Nodes up to this size get their exact diameter (a float32 Gram of their rows).
+#: Nodes up to this size get their exact diameter (a float32 Gram of their rows: 32 MB).
 EXACT_DIAMETER = 2048
 #: Nodes of the tree's top levels (up to 2^TOP_DEPTH - 1 of them) whose cliques may merge.
 TOP_DEPTH = 9
@@ -50,7 +57,7 @@ TOP_DEPTH = 9
 #: pair. Measured on the clustered data of benchmarks/large_n.py: at 50,000, farthest pairs
 #: below 2,048 samples gave upper bounds of 50–60 between the 5% and 30% distance quantiles
 #: where principal directions down to 64 gave 120–180; at 10,000 the other way round
-#: (about 50 against 62 between the 30% and 70%). 13 s a tree at 50,000 × 768.
+#: (about 50 against 62 between the 30% and 70%). 7 s a tree at 50,000 × 768.
 PRINCIPAL_MIN = (EXACT_DIAMETER + 1, 64)
 #: 2-means steps after the split along the principal direction, and power iterations for it.
 LLOYD_STEPS = 4
