@@ -30,7 +30,7 @@ from ..engines import (
     prepare_embeddings,
     refine_close_pairs,
 )
-from ._geometric_cover import geometric_bounds
+from ._geometric_cover import _U32, _U64, _out_of_time, _squared_error, geometric_bounds
 from ._tau_graphs import TauGraphs
 
 __all__ = ["CirclesBounds", "circles_large"]
@@ -70,8 +70,6 @@ GEOMETRIC_SHARE = 0.25
 DYNAMIC_MAX_DEGREE = 64
 #: Components up to this size also get a DSATUR cover (dense, O(size²) memory and time).
 DENSE_MAX = 2000
-_U32 = 2.0**-24  # unit round-off of float32
-_U64 = 2.0**-53
 #: A tile with more near-threshold pairs than this is redone by float64 GEMM (measured:
 #: ~12 µs a pair from differences at d = 768, ~0.3 s a float64 2048² tile).
 REFINE_TILE = 20_000
@@ -249,7 +247,7 @@ def _threshold_graphs(X, distance, grid, max_pairs, device=None, deadline=None, 
     for i, a in enumerate(
         timed_progress(rows, total=len(rows), desc=desc, enabled=progress, unit="tile row")
     ):
-        if a and (_over(deadline, stop) or _overruns(start, deadline, done / total)):
+        if a and (_out_of_time(deadline, stop) or _overruns(start, deadline, done / total)):
             return None
         done += per_row[i]
         for b in range(a, n, TILE):
@@ -323,13 +321,6 @@ def _overruns(start: float, deadline: float | None, share: float) -> bool:
     return (now - start) / share > OVERRUN * (deadline - start)
 
 
-def _over(deadline: float | None, stop: threading.Event | None) -> bool:
-    """Whether the time budget is spent or another thread asked the call to stop."""
-    if stop is not None and stop.is_set():
-        return True
-    return deadline is not None and time.perf_counter() > deadline
-
-
 def _host_candidates(X, distance):
     """``candidates(a, b, cap)``: tile (a, b)'s pairs (r < c on the diagonal) whose float32
     distance may be ≤ cap, with that distance (float64, close pairs refined) and its error
@@ -342,7 +333,7 @@ def _host_candidates(X, distance):
         D, close = distance_block(A, B, distance)
         D = D.astype(np.float64)
         refine_close_pairs(D, X[a : a + TILE], X[b : b + TILE], distance, close)
-        bound = 4.0 * X.shape[1] * unit * (sq[a : a + TILE, None] + sq[None, b : b + TILE])
+        bound = _squared_error(X.shape[1], unit, sq[a : a + TILE, None], sq[None, b : b + TILE])
         if distance == "euclidean":  # the bound is on D², move it to D near τ
             bound = bound / np.maximum(D + np.sqrt(np.maximum(D * D - bound, 0.0)), 1e-300)
         if close is not None:
@@ -698,7 +689,7 @@ def _sweep(g: TauGraphs, m, n_grid, exact_max, time_limit, seed, deadline=None, 
     sets = np.zeros((n_grid, n), dtype=bool)
 
     def spent():
-        return _over(deadline, stop)
+        return _out_of_time(deadline, stop)
 
     components, covers = [], []
     cover = np.arange(n)  # singletons: a clique cover of every graph
@@ -800,7 +791,7 @@ def _subsample_witnesses(X, distance, grid, ks, seed) -> dict:
         w = np.flatnonzero(min_degree_greedy(A, rank))  # positions in S
         r, c = np.triu_indices(len(w), 1)
         d = D[w[r], w[c]]
-        bound = 4.0 * X.shape[1] * _U64 * (sq[w[r]] + sq[w[c]])
+        bound = _squared_error(X.shape[1], _U64, sq[w[r]], sq[w[c]])
         if distance == "euclidean":  # the bound is on D², move it to D near τ
             bound = bound / np.maximum(d + np.sqrt(np.maximum(d * d - bound, 0.0)), 1e-300)
         near = np.flatnonzero(d - grid[k] <= bound)

@@ -156,9 +156,10 @@ def _out_of_time(deadline: float | None, stop: threading.Event | None) -> bool:
     return deadline is not None and time.perf_counter() > deadline
 
 
-def _squared_error(d: int, unit: float, sq_a: np.ndarray, sq_b: np.ndarray) -> np.ndarray:
-    """Rounding bound of ``|a|² + |b|² − 2 a·b`` from a GEMM at unit round-off ``unit``
-    (the bound ``circles_large`` uses for its tiles)."""
+def _squared_error(d: int, unit: float, sq_a, sq_b):
+    """Rounding bound of ``|a|² + |b|² − 2 a·b`` from a GEMM at unit round-off ``unit`` (of
+    both operands rounded to it, and the products summed): ``4·d·u·(|a|² + |b|²)``; the one
+    bound of this package's squared distances (``circles_large``'s tiles too)."""
     return 4.0 * d * unit * (sq_a + sq_b)
 
 
