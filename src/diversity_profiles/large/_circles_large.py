@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 import numpy as np
@@ -30,7 +30,14 @@ from ..engines import (
     prepare_embeddings,
     refine_close_pairs,
 )
-from ._geometric_cover import _U32, _U64, _out_of_time, _squared_error, geometric_bounds
+from ._geometric_cover import (
+    _U32,
+    _U64,
+    GeometricBounds,
+    _out_of_time,
+    _squared_error,
+    geometric_bounds,
+)
 from ._tau_graphs import TauGraphs
 
 __all__ = ["CirclesBounds", "circles_large"]
@@ -59,11 +66,12 @@ SUBSAMPLE = 3000
 #: a budget of 120 s: the first of 25 rows (1/13 of the tiles) took 16 s, and the pass
 #: ran out the budget for nothing (9 of 25 rows).
 OVERRUN = 1.25
-#: Where the pair pass may not finish (a time budget) or fit (pairs past memory_limit), the
-#: bounds from the geometry alone (:mod:`._geometric_cover`) run first, in at most this
-#: share of the budget (past a minimum of work). Measured at 50,000 × 768, clustered: 20 s
-#: unbudgeted; Circles' upper/lower from 25,000 (the threshold pass's bounds) to 2–25 above
-#: the 2% distance quantile.
+#: Under a time budget (the pair pass may not finish) the bounds from the geometry alone
+#: (:mod:`._geometric_cover`) run first, in at most this share of the budget (past a
+#: minimum of work); without one they run after the pair pass, at the thresholds whose pairs
+#: did not fit memory_limit. Measured at 50,000 × 768, clustered, time_budget=120: 20 s a
+#: set; Circles' upper/lower from 900–25,000 (the threshold pass's bounds) to 1.0–1.6 from
+#: the 2% to the 30% distance quantile and at most 6.3 to the 98%.
 GEOMETRIC_SHARE = 0.25
 #: Below this mean degree the min-degree greedy also runs with degree updates (each
 #: threshold then costs every edge; measured at n = 3000, clustered: as often better as worse).
@@ -179,11 +187,9 @@ def circles_large(
     deadline = None if time_budget is None else t0 + float(time_budget)
     n = X.shape[0]
     geometric = None
-    if n > 1 and (deadline is not None or n * (n - 1) // 2 > limit // 16):
-        # the pair pass may not finish or fit: bounds from the geometry first (seconds)
-        share = None if deadline is None else t0 + GEOMETRIC_SHARE * (deadline - t0)
-        euclidean = grid if distance == "euclidean" else np.sqrt(2.0 * grid)
-        geometric = geometric_bounds(X, euclidean, deadline=share, stop=stop, progress=progress)
+    if n > 1 and deadline is not None:  # the pair pass may not finish: these first (seconds)
+        share = t0 + GEOMETRIC_SHARE * (deadline - t0)
+        geometric = _geometric_at(X, distance, grid, range(len(grid)), share, stop, progress)
     built = _threshold_graphs(X, distance, grid, int(limit // 16), device, deadline, progress,
                               stop)  # fmt: skip
     t1 = time.perf_counter()
@@ -206,6 +212,9 @@ def circles_large(
                                     time_limit, seed, deadline, above, progress, stop)  # fmt: skip
         n_pairs, cap = int(graphs.edges[top]), float(grid[top])
         over_cap = np.arange(len(grid)) > top
+        if geometric is None and over_cap.any():  # the thresholds whose pairs did not fit
+            ks = range(top + 1, len(grid))
+            geometric = _geometric_at(X, distance, grid, ks, None, stop, progress)
     if geometric is not None:  # the better of the two at each threshold
         better = geometric.lower > lo
         for k in np.flatnonzero(better):
@@ -221,6 +230,22 @@ def circles_large(
         seconds={"geometric": 0.0 if geometric is None else geometric.seconds,
                  "pairs": t1 - t0, "bounds": t2 - t1}, kind=[str(x) for x in kind[inverse]],
     )  # fmt: skip
+
+
+def _geometric_at(X, distance, grid, ks, deadline, stop, progress) -> GeometricBounds:
+    """:func:`geometric_bounds` at the thresholds ``grid[ks]`` (a range to the end), spread
+    over the whole grid: bounds that say nothing (0 below, n above) at the others. Only
+    the thresholds asked for are passed down, so the tree stops splitting at the smallest
+    of them (at large thresholds, near the top: seconds)."""
+    ks = np.asarray(ks)
+    at = grid[ks] if distance == "euclidean" else np.sqrt(2.0 * grid[ks])
+    g = geometric_bounds(X, at, deadline=deadline, stop=stop, progress=progress)
+    lower, upper = np.zeros(len(grid), dtype=np.int64), np.full(len(grid), len(X))
+    witness = [np.zeros(0, dtype=np.int64)] * len(grid)
+    lower[ks], upper[ks] = g.lower, g.upper
+    for i, k in enumerate(ks):
+        witness[k] = g.witness[i]
+    return replace(g, tau=grid, lower=lower, upper=upper, witness=witness)
 
 
 @counts_as_pair_work

@@ -81,8 +81,8 @@ def _circles_provenance(method: str, kinds: list[str]) -> Provenance:
     extra = "" if method == BOUNDS else " (upper bound estimated where it could not be certified)"
     note = (
         "circles_large: greedy independent sets (their samples the witnesses) below, clique "
-        "covers of the threshold graphs above; where those pairs might not fit the memory or "
-        "the time budget, also a farthest-first traversal's witnesses and a bisecting tree's "
+        "covers of the threshold graphs above; under a time budget, and where those pairs did "
+        "not fit the memory, also a farthest-first traversal's witnesses and a bisecting tree's "
         "clique cover (triangle inequality), the better bound kept at each threshold"
     )
     return method, note + extra, None
