@@ -6,8 +6,10 @@ float64) in one adjacency structure holding every threshold's graph (:mod:`._tau
 A degree-ordered greedy independent set, grown by (1,2)-swaps, bounds Circles below (with
 the samples as witness); the cliques of the previous threshold's cover, merged first-fit,
 bound it above (DSATUR where a component is small); above the median distance both run on
-the sparser complement graph. Bounds are carried across thresholds, and components small enough are
-solved exactly by CP-SAT.
+the sparser complement graph. Bounds are carried across thresholds, and components small
+enough are solved exactly by CP-SAT. Where the pass cannot finish (a time budget) or its
+pairs do not fit (thresholds above the cap), bounds from the geometry alone
+(:mod:`._geometric_cover`) stand beside these, the better kept at each threshold.
 """
 
 from __future__ import annotations
@@ -89,11 +91,12 @@ class CirclesBounds:
 
     ``lower[k]`` is the size of ``witness[k]``, a set of samples pairwise farther apart
     than ``tau[k]``; ``upper[k]`` is a proven upper bound; ``exact`` where they meet.
-    Thresholds above ``tau_cap`` (when the pairs did not fit in memory) take their lower
-    bound from a greedy independent set of SUBSAMPLE random samples and carry the upper
-    bound from below. ``kind[k]`` is ``"exact"``, ``"certified"``
-    or ``"skipped"`` (time budget spent before τ_k was reached: its bounds are only the
-    carried ones, still valid; the caller may supply better cheap ones).
+    Thresholds above ``tau_cap`` (when the pairs did not fit in memory) take the better of
+    a greedy independent set of SUBSAMPLE random samples and the geometric witnesses below,
+    and of the bound carried from below and the geometric clique cover above.
+    ``kind[k]`` is ``"exact"``, ``"certified"`` or ``"skipped"`` (time budget spent before
+    τ_k was reached: its bounds are only the carried and geometric ones, still valid; the
+    caller may supply better cheap ones). ``seconds["geometric"]``: the time those took.
     """
 
     tau: np.ndarray
@@ -143,8 +146,9 @@ def circles_large(
         Seconds for the call. Thresholds are bounded in increasing order; those not
         reached when the budget is spent (all of them when the pair pass itself overruns)
         are ``"skipped"``: they keep only carried bounds (the clique cover from below or
-        n, the independent set from above or SUBSAMPLE samples' greedy set), which still
-        hold. A pair pass whose first rows of tiles predict it to take over
+        n, the independent set from above or SUBSAMPLE samples' greedy set) and the
+        geometric bounds, made first in at most :data:`GEOMETRIC_SHARE` of the budget;
+        all still hold. A pair pass whose first rows of tiles predict it to take over
         :data:`OVERRUN` times the budget stops there, rather than spend the budget.
     progress : bool, optional
         Bars with an ETA over the pair pass (rows of tiles) and the sweeps over the
