@@ -857,6 +857,64 @@ def test_threshold_graphs_match_the_dense_adjacency_across_row_blocks():
         assert np.array_equal(g.dense(members, k), A[np.ix_(members, members)])
 
 
+def test_threshold_bins_agree_with_binary_search_and_flag_what_is_near():
+    """Against numpy's searchsorted: every sure lookup has the same bin and lies farther
+    than the slack from every threshold; distances on or within the slack of a threshold,
+    at bucket edges and far beyond the grid are never answered wrongly."""
+    from diversity_profiles.large._threshold_bins import ThresholdBins
+
+    rng = np.random.default_rng(21)
+    grid = np.sort(rng.uniform(0.5, 3.0, 100))
+    slack = 1e-6
+    table = ThresholdBins(grid, slack)
+    d = np.concatenate([
+        rng.uniform(0.0, 4.0, 200_000),
+        grid, grid + 0.5 * slack, grid - 0.9 * slack, grid + 1.1 * slack,  # on and near
+        np.arange(70_000) * table.width,  # bucket edges
+        [0.0, 1e-300, 1e6, 1e300],
+    ])  # fmt: skip
+    found, unsure = table.lookup(d.reshape(-1, 7) if d.size % 7 == 0 else d)
+    found, unsure = found.ravel(), unsure.ravel()
+    sure = ~unsure
+    assert np.array_equal(found[sure], np.searchsorted(grid, d[sure], side="left"))
+    gap = np.abs(d[sure, None] - grid[None, :]).min(axis=1)
+    assert gap.min() > slack
+    n_grid = len(grid)
+    assert unsure[200_000 : 200_000 + 3 * n_grid].all()  # on or within the slack
+    assert unsure.mean() < 0.02  # the table answers nearly all of them
+
+
+def test_threshold_graphs_with_distances_tied_to_thresholds():
+    """A lattice whose distances equal thresholds exactly (1, √2, 2, √5 …; also scaled by
+    2⁻¹⁰ and shifted by 7, exact in binary, where float64 GEMM cannot resolve them): each
+    pair is joined exactly from the first threshold at or above its distance, against
+    scipy's pairwise distances (from differences: exact here), with and without the
+    lookup table."""
+    from scipy.spatial.distance import cdist
+
+    from diversity_profiles.large import _circles_large as circles_module
+
+    base = np.stack(np.meshgrid(np.arange(46.0), np.arange(46.0)), -1).reshape(-1, 2)  # 2 tiles
+    steps = np.array([1.0, np.sqrt(2.0), 2.0, np.sqrt(5.0), 3.0, 5.0])
+    for X, grid in ((base, steps), (2.0**-10 * base + 7.0, 2.0**-10 * steps)):
+        D = cdist(X, X)
+        for table in (True, False):
+            if table:
+                g, top = circles_module._threshold_graphs(X, "euclidean", grid, 10**8)
+            else:
+                original = circles_module._bin_table
+                circles_module._bin_table = lambda *a: None
+                try:
+                    g, top = circles_module._threshold_graphs(X, "euclidean", grid, 10**8)
+                finally:
+                    circles_module._bin_table = original
+            assert top == len(grid) - 1 and g.complete
+            for k, tau in enumerate(grid):
+                A = D <= tau  # ties join
+                np.fill_diagonal(A, False)
+                assert np.array_equal(g.degrees(k), A.sum(axis=1)), (table, k)
+
+
 def test_circles_large_memory_cap_keeps_bounds_valid():
     X = _datasets(200)["gaussian"]
     D = pairwise_distances(X)
