@@ -751,12 +751,13 @@ def test_dsatur_far_cover_is_textbook_dsatur_on_the_complement():
     """Against a plain DSATUR written from its definition on the dense complement (next:
     most distinct colours among uncoloured vertices' complement neighbours, then most
     complement neighbours, then the lowest rank; the lowest free colour): the same labels,
-    and every colour class a clique of G_τ."""
+    and every colour class a clique of G_τ. Below the median G_τ's rows are read, above it
+    the complement's: both readings are checked."""
     from diversity_profiles.large._circles_large import _dsatur_far_cover
 
     rng = np.random.default_rng(12)
-    for trial in range(4):
-        D, tau, g = _geometric_graph(rng, 90, 0.5 + 0.1 * trial)
+    for quantile in (0.03, 0.2, 0.45, 0.5, 0.6, 0.7, 0.8):
+        D, tau, g = _geometric_graph(rng, 90, quantile)
         rank = rng.permutation(90)
         far = D > tau
         label = np.full(90, -1)

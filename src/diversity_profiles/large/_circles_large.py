@@ -685,33 +685,64 @@ def _dsatur_far_cover(g: TauGraphs, k: int, rank: np.ndarray) -> np.ndarray:
     colours, then most complement neighbours, then rank; it takes the first colour none of
     them holds.
 
-    It reads G_τk's rows, not the complement's: a colour is free for u exactly when its
-    class lies in u's neighbourhood in G_τk, so each class keeps the vertices it fits
-    (``fits``), shrunk to the newcomer's neighbours when one joins; a vertex's saturation
-    is the number of colours less the classes it fits. DSATUR runs below the median
-    distance, where G_τk is the sparser (it read the complement's rows before: 52 of
-    Circles' 187 s a set at 30,000 × 64). The colouring is the same.
+    Each step reads the coloured vertex's row in whichever of G_τk and its complement is
+    sparser (the same colouring either way): DSATUR runs from 2% of the pairs joined up,
+    and reading the complement's rows at the low end took 52 of Circles' 187 s a set at
+    30,000 × 64.
     """
     n = g.n
     far_deg = (n - 1) - g.degrees(k)
     step = np.int64(n + 1) ** 2
-    # key = far_deg·(n + 1) + (n − rank) + saturation·step, less count·step (the same for
-    # every uncoloured vertex, so the same order): −step for each class a vertex fits.
-    key = far_deg * np.int64(n + 1) + (n - rank)
+    key = far_deg * np.int64(n + 1) + (n - rank)  # + saturation · step as colours appear
+    # A coloured vertex's key sinks so far that no update brings it back (at most n steps
+    # either way), so updates need not read which vertices are coloured.
+    key_done = np.int64(-(2**62))
+    by_rows = _dsatur_by_far_rows if g.prefer_complement(k) else _dsatur_by_rows
+    return by_rows(g, k, key, step, key_done)
+
+
+def _dsatur_by_far_rows(g: TauGraphs, k: int, key, step, key_done) -> np.ndarray:
+    """DSATUR from the complement's rows: a colour is blocked for the complement
+    neighbours of each vertex that takes it, whose saturation then grows."""
+    n = g.n
+    label = np.empty(n, dtype=np.int64)
+    blocked = np.zeros((8, n), dtype=bool)  # blocked[c, u]: colour c is on a neighbour of u
+    count = 0
+    for _ in range(n):
+        v = int(key.argmax())
+        key[v] = key_done
+        free = np.flatnonzero(~blocked[:count, v])
+        c = int(free[0]) if len(free) else count
+        if c == count:
+            count += 1
+            if count > len(blocked):
+                blocked = np.vstack([blocked, np.zeros_like(blocked)])
+        label[v] = c
+        nb = g.neighbours_far(v, k)
+        nb = nb[~blocked[c, nb]]
+        blocked[c, nb] = True
+        key[nb] += step
+    return label
+
+
+def _dsatur_by_rows(g: TauGraphs, k: int, key, step, key_done) -> np.ndarray:
+    """DSATUR from G_τk's rows: colour c is free for u exactly when its class lies in u's
+    neighbourhood, so each class keeps the vertices it fits, shrunk to a newcomer's
+    neighbours. A saturation is the number of colours less the classes a vertex fits:
+    the keys keep ``−step`` per class fitted (less ``count·step`` than the saturation's,
+    the same for every uncoloured vertex: the same order)."""
+    n = g.n
     label = np.empty(n, dtype=np.int64)
     fits = np.zeros((8, n), dtype=bool)  # fits[c, u]: class c lies in u's neighbourhood
     members: list[np.ndarray] = []  # per class, the u with fits[c, u]
     seen = np.full(n, -1, dtype=np.int64)  # seen[u] == v: u is a neighbour of v
     count = 0
-    # A coloured vertex's key sinks so far that no update brings it back (at most n·step
-    # either way), so updates need not read which vertices are coloured.
-    done = np.int64(-(2**62))
     for _ in range(n):
         v = int(key.argmax())
-        key[v] = done
+        key[v] = key_done
         near = g.neighbours(v, k)
         free = np.flatnonzero(fits[:count, v])
-        if len(free):  # v joins class c: it fits only those of them that v is joined to
+        if len(free):  # v joins class c, which then fits only v's neighbours among them
             c = int(free[0])
             cand = members[c]
             seen[near] = v
