@@ -886,8 +886,9 @@ def test_threshold_bins_agree_with_binary_search_and_flag_what_is_near():
 
 
 def test_threshold_graphs_with_distances_tied_to_thresholds():
-    """A lattice whose distances equal thresholds exactly (1, √2, 2, √5 …; also scaled by
-    2⁻¹⁰ and shifted by 7, exact in binary, where float64 GEMM cannot resolve them): each
+    """A lattice with duplicates whose distances equal thresholds exactly (0, 1, √2, 2 …;
+    also scaled by 2⁻¹⁰ and shifted by 7, exact in binary, where float64 GEMM cannot
+    resolve them): each
     pair is joined exactly from the first threshold at or above its distance, against
     scipy's pairwise distances (from differences: exact here), with and without the
     lookup table."""
@@ -896,11 +897,14 @@ def test_threshold_graphs_with_distances_tied_to_thresholds():
     from diversity_profiles.large import _circles_large as circles_module
 
     base = np.stack(np.meshgrid(np.arange(46.0), np.arange(46.0)), -1).reshape(-1, 2)  # 2 tiles
-    steps = np.array([1.0, np.sqrt(2.0), 2.0, np.sqrt(5.0), 3.0, 5.0])
+    base = np.vstack([base, base[::40]])  # and duplicates, joined from τ = 0 on
+    steps = np.array([0.0, 1.0, np.sqrt(2.0), 2.0, np.sqrt(5.0), 3.0, 5.0])
     for X, grid in ((base, steps), (2.0**-10 * base + 7.0, 2.0**-10 * steps)):
         D = cdist(X, X)
         for table in (True, False):
             if table:
+                candidates = circles_module._host_candidates(X, "euclidean")
+                assert circles_module._bin_table(X, "euclidean", grid, candidates) is not None
                 g, top = circles_module._threshold_graphs(X, "euclidean", grid, 10**8)
             else:
                 original = circles_module._bin_table
