@@ -260,19 +260,25 @@ def test_vendi_large_matches_exact(name):
 
 
 def test_vendi_large_on_a_numerically_low_rank_set_keeps_to_its_certified_bracket():
-    """50 clustered points in 2-d: the complement probes' Lanczos loses orthogonality
+    """50 clustered points in 2-d: the complement probes' Lanczos can lose orthogonality
     (Gauss nodes of 78 and 1.7e7 for a trace-1 operator); their estimate once overflowed
     into a NaN at q = 40 with a warning. The orders are then read from the certified
-    boxes alone, which hold the dense truth."""
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(50, 2)) + rng.integers(0, 4, size=(50, 1)) * 3.0
+    boxes alone, which hold the dense truth; where the Lanczos holds, its estimate is within
+    its error bar. Which of the two happens is decided by rounding: over ten sets both do
+    (seed 1 is one that falls back, measured)."""
     qs = np.array([0.5, 1.0, 2.0, 10.0, 39.8])
-    h = median_bandwidth([pairwise_distances(X)])
-    exact = dp.vendi_score(gaussian_kernel(pairwise_distances(X), h), qs)
-    r = vendi_large(X, qs, bandwidth=h)
-    assert np.all(np.isfinite(r.value)) and r.details["precision"] == "none"
-    assert np.all(r.lower <= exact * (1 + 1e-9)) and np.all(r.upper >= exact * (1 - 1e-9))
-    assert np.all(np.abs(r.value - exact) <= r.error * (1 + 1e-9) + 1e-12)
+    fallbacks = 0
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(50, 2)) + rng.integers(0, 4, size=(50, 1)) * 3.0
+        h = median_bandwidth([pairwise_distances(X)])
+        exact = dp.vendi_score(gaussian_kernel(pairwise_distances(X), h), qs)
+        r = vendi_large(X, qs, bandwidth=h)
+        assert np.all(np.isfinite(r.value))
+        assert np.all(r.lower <= exact * (1 + 1e-9)) and np.all(r.upper >= exact * (1 - 1e-9))
+        assert np.all(np.abs(r.value - exact) <= r.error * (1 + 1e-9) + 1e-12)
+        fallbacks += r.details["precision"] == "none"
+    assert 0 < fallbacks < 10
 
 
 def test_vendi_large_without_held_kernel_agrees():
