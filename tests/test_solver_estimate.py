@@ -206,6 +206,9 @@ def test_the_estimate_grows_pair_work_as_n_and_n_squared():
     assert _passes.grown((2 / 3, 2 / 3), (1.0, 1.0), 10.0) == pytest.approx(0.5 * 10 + 0.5 * 100)
     # pairs that shrink (magnitude's probes at 10,000 x 768): the quadratic bound
     assert _passes.grown((2.1, 2.1), (1.2, 1.2), 10.0) == pytest.approx(1.2 * 100)
+    # pairs that grow more than 4x (noise in the full probe: measured 0.08 then 0.72 s on
+    # the same 1,500 samples): cut to 4x the half probe's, then quadratic
+    assert _passes.grown((1.0, 0.25), (3.5, 2.5), 10.0) == pytest.approx(1.0 * 10 + 1.0 * 100)
     # the rest grows faster than n² (noise): clipped to 2
     assert _passes.grown((0.1, 0.0), (1.0, 0.0), 3.0) == pytest.approx(9.0)
     # the rest shrinks (noise, warm-up): clipped to 1
