@@ -135,6 +135,12 @@ SOLVER_PROBE_MIN_RATIO = 4
 #: 1,500 and 3,000 at 580 s and 249 s; from 3,000 and 6,000 at 446 s and 249 s. With
 #: a·r + b·r² (:func:`grown`), from 1,500 and 3,000: Vendi 389-456 s in four calls.
 DOUBT = 2.0
+#: ... and above ``max_seconds`` up to this factor: the small probes err high more than
+#: low (their products run less efficiently than the set's, and their noise is grown
+#: ratio²-fold). 2026-12-08, 30,000 × 64, two sets (Vendi and Circles beside each other
+#: took 518 s): from 750 and 1,500 samples one call estimated 26 min in all, past twice
+#: max_seconds=600, and was refused without the larger probe.
+DOUBT_ABOVE = 3.0
 PROBE_SHARE = 0.03
 PROBE_MAX_SHARE = 8
 #: Calls estimated to take longer than this print their plan (seconds).
@@ -438,7 +444,8 @@ def check_solver_time(
     ``max_seconds``. ``refined``: the families whose grids are refined, beside which
     others may run on a thread (:func:`._beside.families_beside`, with ``memory`` as their
     peaks): the total counts the longer of the two and half the shorter. The solvers'
-    probes grow while the total is within a factor :data:`DOUBT` of ``max_seconds``.
+    probes grow while the total is within a factor :data:`DOUBT` below ``max_seconds`` or
+    :data:`DOUBT_ABOVE` above it.
     Returns the estimates (an influence's or replicates' under ``"<family>
     uncertainty"``)."""
     extra = influence_seconds(cond, plan, fams) if influences else {}
@@ -466,7 +473,7 @@ def check_solver_time(
 
     def settled(seconds: dict[str, float]) -> bool:  # larger probes only where in doubt
         return max_seconds is None or not (
-            max_seconds / DOUBT < total_of(seconds) < max_seconds * DOUBT
+            max_seconds / DOUBT < total_of(seconds) < max_seconds * DOUBT_ABOVE
         )
 
     seconds, probed = solver_seconds(cond, plan, fams, settled)
