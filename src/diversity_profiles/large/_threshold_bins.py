@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._geometric_cover import _U64
+
 __all__ = ["ThresholdBins"]
 
 #: Buckets of the axis up to the largest threshold: with 100 thresholds about 0.5% of
 #: them (and of the pairs, where the thresholds follow the distances' quantiles) are unsure.
 BUCKETS = 1 << 16
-_U64 = float(np.finfo(np.float64).eps) / 2
 
 
 class ThresholdBins:
@@ -41,7 +42,6 @@ class ThresholdBins:
     def __init__(self, grid: np.ndarray, slack: float) -> None:
         grid = np.asarray(grid, dtype=np.float64)
         top = float(grid[-1])
-        self.grid = grid
         self.slack = float(slack)
         self.unsure = len(grid) + 2  # beyond every bin (and the diagonal's len(grid) + 1)
         self.width = top / (BUCKETS - 4)
